@@ -1,0 +1,44 @@
+#include "filter/comm_filter.h"
+
+#include "perf-prof/error.h"
+
+namespace perfprof::filter {
+
+namespace {
+
+// TASK_COMM_LEN - 1: a longer pattern can never match a kernel task name.
+constexpr size_t kMaxComm = 15;
+
+Error bad(std::string_view what, const std::string& why) {
+    return Error::usage("invalid --filter pattern '" + std::string(what) + "': " + why);
+}
+
+}  // namespace
+
+std::string comm_filter(std::string_view patterns, std::string_view field) {
+    std::string out;
+    size_t start = 0;
+    for (;;) {
+        size_t comma = patterns.find(',', start);
+        std::string_view item =
+            patterns.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+        if (item.empty()) throw bad(patterns, "empty name");
+        if (item.size() > kMaxComm)
+            throw bad(item, "longer than " + std::to_string(kMaxComm) + " characters");
+        // The kernel's filter lexer has no escapes we could rely on inside a quoted string.
+        if (item.find_first_of("\"\\") != std::string_view::npos)
+            throw bad(item, "must not contain '\"' or '\\'");
+
+        if (!out.empty()) out += "||";
+        out += field;
+        out += item.find_first_of("*?[") == std::string_view::npos ? "==\"" : "~\"";
+        out += item;
+        out += '"';
+
+        if (comma == std::string_view::npos) break;
+        start = comma + 1;
+    }
+    return out;
+}
+
+}  // namespace perfprof::filter

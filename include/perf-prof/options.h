@@ -1,0 +1,72 @@
+// Options: every command-line value, parsed once by lib/cli (SPEC §1.4, §1.5).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace perfprof {
+
+// Every option perf-prof knows. The table in lib/cli/option_table.cpp gives each one its
+// names, argument hint, help text and group; profilers list the ids they accept.
+enum class Opt {
+    // OPTION: accepted by every profiler (SPEC §1.4)
+    Cpus,
+    Pids,
+    Tids,
+    Cgroups,
+    Watermark,
+    Interval,
+    Output,
+    Order,
+    MmapPages,
+    ExitN,
+    UsageSelf,
+    Version,
+    Verbose,
+    Quiet,
+    Help,
+    // FILTER OPTION
+    UserCallchain,
+    KernelCallchain,
+    // PROFILER OPTION
+    Event,
+    Filter,
+    CallGraph,
+};
+
+struct Options {
+    // Attach model (SPEC §1.6). Empty = not given.
+    std::string cpus;     // -C, raw CPU list text
+    std::string pids;     // -p, raw PID list text
+    std::string tids;     // -t, raw TID list text
+    std::string cgroups;  // --cgroups, raw list text
+    bool cgroups_given = false;
+
+    std::optional<int> watermark;     // --watermark 0..100
+    uint64_t interval_ms = 0;         // -i
+    std::string output;               // -o
+    bool order = false;               // --order
+    std::optional<int> mmap_pages;    // -m, validated power of two
+    uint64_t exit_n = 0;              // -N
+    uint64_t usage_self_ms = 0;       // --usage-self
+    int verbose = 0;                  // -v / -q counter
+    bool version = false;             // -V
+
+    // Call chains: nullopt = the profiler's default half (SPEC §1.9).
+    std::optional<bool> user_callchain;
+    std::optional<bool> kernel_callchain;
+
+    std::vector<std::string> events;  // -e, each occurrence kept
+    std::string filter;               // --filter
+    bool filter_given = false;
+    bool call_graph = false;          // -g
+
+    std::string symbols;              // --symbols PATH (no profiler)
+
+    std::string profiler;                // selected profiler name, empty = none
+    std::vector<std::string> workload;   // argv of the workload, empty = none
+};
+
+}  // namespace perfprof

@@ -1,0 +1,80 @@
+// The profiler interface (DESIGN.md "The profiler interface") and its registry entry.
+#pragma once
+
+#include <linux/perf_event.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "perf-prof/options.h"
+#include "perf-prof/sample.h"
+
+struct tep_event;
+
+namespace perfprof {
+
+namespace tep {
+class Tep;
+}
+
+// One event to open on every instance.
+struct EventSpec {
+    std::string sys, name;        // tracepoint "sys:name"; sys empty for other PMUs
+    perf_event_attr attr{};       // sample_type, period, wake-up bits, ...
+    std::string filter;           // ftrace filter installed with PERF_EVENT_IOC_SET_FILTER
+    struct tep_event* tp = nullptr;  // tracepoint format, for rendering and field access
+};
+
+// What a profiler asks the session for.
+struct EventPlan {
+    std::vector<EventSpec> events;
+    int pages = 2;             // default ring pages (the profiler applies its own x2 for stacks)
+    bool per_event_wakeup = true;  // SPEC §3.2: wake per event unless --watermark says otherwise
+    bool order = false;        // deliver in global timestamp order
+};
+
+// Services the session offers a profiler. Valid from construction to destruction.
+class Context {
+public:
+    virtual ~Context() = default;
+    virtual const Options& options() const = 0;
+    virtual tep::Tep& tep() = 0;                        // tracefs formats (mounts tracefs)
+    virtual std::string_view comm(uint32_t tid) = 0;    // task name, "<...>" when unknown
+    virtual std::string wall(uint64_t perf_time) = 0;   // WALL(ev), 26 characters
+    virtual FILE* out() = 0;                            // stdout, or the -o file
+};
+
+class Profiler {
+public:
+    virtual ~Profiler() = default;
+    virtual EventPlan plan() = 0;                       // which events, sample_type, filters
+    virtual void sample(const Sample& s) noexcept = 0;  // hot path
+    virtual void lost(const LostRange&) noexcept {}     // drop pairing state in that window
+    virtual void interval() {}                          // every -i ms
+    virtual void finish() {}                            // flush every output, also on SIGINT
+};
+
+// One option a profiler accepts, with an optional help override (SPEC §1.7).
+struct OptUse {
+    Opt id;
+    const char* help = nullptr;
+};
+
+// A registry entry: one per line of profilers/profilers.def.
+struct ProfilerInfo {
+    const char* name;
+    const char* summary;              // one-line description (main help and profiler help)
+    const char* usage;                // argument synopsis after "perf-prof NAME "
+    std::vector<std::string> body;    // SYNOPSIS / TRACEPOINT / EXAMPLES lines (indent relative)
+    std::vector<OptUse> options;      // accepted options beyond the global OPTION group
+    std::unique_ptr<Profiler> (*create)(Context&);
+};
+
+// The explicit list, in profilers.def order.
+const std::vector<const ProfilerInfo*>& all_profilers();
+const ProfilerInfo* find_profiler(std::string_view name);
+
+}  // namespace perfprof

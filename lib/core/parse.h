@@ -1,0 +1,29 @@
+// Parsers for option values (SPEC §1.3). All of them throw Error::usage on bad input.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+namespace perfprof::core {
+
+// "0-3,8,10-11" → {0,1,2,3,8,10,11}: sorted, duplicates removed. Ids above 1<<20 are refused.
+std::vector<int> parse_cpu_list(std::string_view text);
+
+// "12,7,12" → {12,7}: command-line order kept, duplicates dropped, every id > 0.
+std::vector<int> parse_pid_list(std::string_view text);
+
+// SPEC §1.3 TIME in ns: "[+]DIGITS[s|ms|us|ns|Ms|Us|Ns]"; no unit = ns; unknown unit is an error.
+uint64_t parse_time_ns(std::string_view text);
+
+// C strtoll(text, 0) with the whole text consumed. `option` is the long name without dashes,
+// used in "option `NAME' expects a numerical value".
+long long parse_number(std::string_view text, std::string_view option);
+
+// -m/--mmap-pages: a positive power of two that fits an int.
+int parse_pages(std::string_view text);
+
+// A percentage 0..100 (e.g. --watermark); `option` as for parse_number.
+int parse_percent(std::string_view text, std::string_view option);
+
+}  // namespace perfprof::core

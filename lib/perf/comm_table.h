@@ -1,0 +1,49 @@
+// The global task-name table (SPEC §3.7): every task found in /proc at start, kept current
+// by a side-band event on every CPU (PERF_RECORD_COMM / FORK / EXIT), with exited tasks
+// kept until garbage-collected so short-lived tasks seen in samples still resolve.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "perf/event_list.h"
+#include "perf/ring.h"
+
+namespace perfprof::perf {
+
+class CommTable {
+public:
+    // Starts the side-band event (when `live`) and reads /proc.
+    explicit CommTable(bool live = true);
+
+    // The name of `tid`, consulting the side band and /proc on a miss; nullopt if unknown.
+    std::optional<std::string_view> find(uint32_t tid);
+    void set(uint32_t tid, std::string_view name);
+
+    // Processes pending side-band records.
+    void drain();
+    // Forgets tasks that exited more than `keep_ns` before the newest side-band time.
+    void gc(uint64_t keep_ns);
+    // The side-band ring fds, for the event loop (drain() on readiness).
+    std::vector<int> fds() const;
+    size_t size() const { return names_.size(); }
+
+private:
+    struct Entry {
+        char name[16];
+        uint64_t exit_time = 0;  // 0 = alive
+    };
+    void scan_proc();
+    void record(const perf_event_header& h);
+
+    std::unordered_map<uint32_t, Entry> names_;
+    EventList events_;
+    std::vector<MappedRing> rings_;
+    uint64_t newest_ = 0;
+};
+
+}  // namespace perfprof::perf

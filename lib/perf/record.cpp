@@ -1,0 +1,95 @@
+#include "perf/record.h"
+
+#include <cstddef>
+
+namespace perfprof::perf {
+
+namespace {
+
+class Cursor {
+public:
+    Cursor(const uint8_t* p, const uint8_t* end) : p_(p), end_(end) {}
+    bool u64(uint64_t& v) {
+        if (end_ - p_ < 8) return false;
+        __builtin_memcpy(&v, p_, 8);
+        p_ += 8;
+        return true;
+    }
+    bool u32pair(uint32_t& a, uint32_t& b) {
+        uint64_t v;
+        if (!u64(v)) return false;
+        a = static_cast<uint32_t>(v);
+        b = static_cast<uint32_t>(v >> 32);
+        return true;
+    }
+    bool skip(uint64_t n) {
+        if (static_cast<uint64_t>(end_ - p_) < n) return false;
+        p_ += n;
+        return true;
+    }
+    const uint8_t* pos() const { return p_; }
+
+private:
+    const uint8_t* p_;
+    const uint8_t* end_;
+};
+
+}  // namespace
+
+bool decode_sample(const perf_event_header& h, uint64_t st, Sample& s) {
+    const uint8_t* base = reinterpret_cast<const uint8_t*>(&h);
+    Cursor c(base + sizeof(h), base + h.size);
+    uint64_t v;
+    uint32_t dummy;
+    if ((st & PERF_SAMPLE_IDENTIFIER) && !c.u64(s.id)) return false;
+    if ((st & PERF_SAMPLE_IP) && !c.u64(v)) return false;
+    if ((st & PERF_SAMPLE_TID) && !c.u32pair(s.pid, s.tid)) return false;
+    if ((st & PERF_SAMPLE_TIME) && !c.u64(s.time)) return false;
+    if ((st & PERF_SAMPLE_ADDR) && !c.u64(v)) return false;
+    if ((st & PERF_SAMPLE_ID) && !c.u64(s.id)) return false;
+    if ((st & PERF_SAMPLE_STREAM_ID) && !c.u64(v)) return false;
+    if ((st & PERF_SAMPLE_CPU) && !c.u32pair(s.cpu, dummy)) return false;
+    if ((st & PERF_SAMPLE_PERIOD) && !c.u64(s.period)) return false;
+    if (st & PERF_SAMPLE_READ) return false;  // read_format layouts are not planned by any profiler yet
+    if (st & PERF_SAMPLE_CALLCHAIN) {
+        if (!c.u64(s.callchain_nr)) return false;
+        if (s.callchain_nr > (h.size / 8)) return false;
+        s.callchain = reinterpret_cast<const uint64_t*>(c.pos());
+        if (!c.skip(s.callchain_nr * 8)) return false;
+    }
+    if (st & PERF_SAMPLE_RAW) {
+        uint32_t size = 0;
+        const uint8_t* p = c.pos();
+        if (!c.skip(4)) return false;
+        __builtin_memcpy(&size, p, 4);
+        if (!c.skip(size)) return false;
+        s.raw = p + 4;
+        s.raw_size = size;
+    }
+    return true;
+}
+
+bool decode_sample_id(const perf_event_header& h, uint64_t st, SampleId& id) {
+    // The trailer is packed at the end of the record, in this order.
+    std::size_t n = 0;
+    n += (st & PERF_SAMPLE_TID) ? 8 : 0;
+    n += (st & PERF_SAMPLE_TIME) ? 8 : 0;
+    n += (st & PERF_SAMPLE_ID) ? 8 : 0;
+    n += (st & PERF_SAMPLE_STREAM_ID) ? 8 : 0;
+    n += (st & PERF_SAMPLE_CPU) ? 8 : 0;
+    n += (st & PERF_SAMPLE_IDENTIFIER) ? 8 : 0;
+    if (h.size < sizeof(h) + n) return false;
+    const uint8_t* base = reinterpret_cast<const uint8_t*>(&h);
+    Cursor c(base + h.size - n, base + h.size);
+    uint64_t v;
+    uint32_t dummy;
+    if ((st & PERF_SAMPLE_TID) && !c.u32pair(id.pid, id.tid)) return false;
+    if ((st & PERF_SAMPLE_TIME) && !c.u64(id.time)) return false;
+    if ((st & PERF_SAMPLE_ID) && !c.u64(id.id)) return false;
+    if ((st & PERF_SAMPLE_STREAM_ID) && !c.u64(v)) return false;
+    if ((st & PERF_SAMPLE_CPU) && !c.u32pair(id.cpu, dummy)) return false;
+    if ((st & PERF_SAMPLE_IDENTIFIER) && !c.u64(id.id)) return false;
+    return true;
+}
+
+}  // namespace perfprof::perf

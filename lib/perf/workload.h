@@ -1,0 +1,38 @@
+// The command perf-prof launches (SPEC §1.6): forked before any event is opened, blocked on
+// a pipe until every event is enabled, then released to exec.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "core/fd.h"
+
+namespace perfprof::perf {
+
+class Workload {
+public:
+    // Forks; the child renames itself perf-exec, dies with us, and waits. Throws Error when
+    // argv[0] cannot be found or executed.
+    explicit Workload(const std::vector<std::string>& argv);
+    ~Workload();  // a workload still running is sent SIGTERM and reaped
+    Workload(const Workload&) = delete;
+    Workload& operator=(const Workload&) = delete;
+
+    pid_t pid() const { return pid_; }
+    // Lets the child exec; throws Error when the exec fails.
+    void release();
+    // Reaps the child if it exited (non-blocking). True once it has exited.
+    bool reap();
+    bool exited() const { return exited_; }
+
+private:
+    pid_t pid_ = -1;
+    bool exited_ = false;
+    std::string name_;
+    core::Fd go_;      // write end: one byte releases the child
+    core::Fd status_;  // read end: errno of a failed exec, EOF after a successful one
+};
+
+}  // namespace perfprof::perf

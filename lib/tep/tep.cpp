@@ -1,0 +1,63 @@
+#include "tep/tep.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "perf-prof/error.h"
+#include "tep/tracefs.h"
+
+namespace perfprof::tep {
+
+bool read_common(const void* raw, uint32_t size, CommonFields& out) {
+    if (!raw || size < sizeof(CommonFields)) return false;
+    std::memcpy(&out, raw, sizeof(out));
+    return true;
+}
+
+Tep::Tep() {
+    tep_.reset(tep_alloc());
+    if (!tep_) throw Error("out of memory allocating the trace-event parser");
+    // libtraceevent reports parse problems and plugin loading on stderr by default; a normal
+    // run of ours must keep stderr silent (SPEC §0.3).
+    tep_set_loglevel(TEP_LOG_NONE);
+    plugins_ = tep_load_plugins(tep_.get());
+    trace_seq_init(&seq_);
+}
+
+Tep::~Tep() {
+    trace_seq_destroy(&seq_);
+    if (plugins_) tep_unload_plugins(plugins_, tep_.get());
+}
+
+tep_event* Tep::event(std::string_view sys, std::string_view name) {
+    std::string s(sys), n(name);
+    if (tep_event* ev = tep_find_event_by_name(tep_.get(), s.c_str(), n.c_str())) return ev;
+    const std::string& dir = tracefs_dir();
+    std::string path = dir + "/events/" + s + "/" + n + "/format";
+    if (s.empty() || n.empty() || s.find('/') != std::string::npos ||
+        n.find('/') != std::string::npos || ::access(path.c_str(), R_OK) != 0)
+        throw Error(s + ":" + n + " not found", "see 'perf-prof list' for the tracepoints of this kernel");
+    std::string fmt = read_file(path);
+    if (tep_parse_event(tep_.get(), fmt.data(), fmt.size(), s.c_str()) != TEP_ERRNO__SUCCESS)
+        throw Error("cannot parse the format of " + s + ":" + n);
+    tep_event* ev = tep_find_event_by_name(tep_.get(), s.c_str(), n.c_str());
+    if (!ev) throw Error(s + ":" + n + " not found");
+    return ev;
+}
+
+void Tep::render_info(const void* raw, uint32_t size, int cpu, uint64_t ts,
+                      std::string& out) {
+    tep_record rec{};
+    rec.ts = ts;
+    rec.cpu = cpu;
+    rec.size = static_cast<int>(size);
+    rec.data = const_cast<void*>(raw);
+    trace_seq_reset(&seq_);
+    tep_print_event(tep_.get(), &seq_, &rec, "%s", TEP_PRINT_INFO);
+    trace_seq_terminate(&seq_);
+    out.append(seq_.buffer, seq_.len);
+}
+
+}  // namespace perfprof::tep

@@ -1,0 +1,15 @@
+// Finding tracefs, and mounting it at /sys/kernel/tracing when we are root and it is not.
+#pragma once
+
+#include <string>
+
+namespace perfprof::tep {
+
+// The tracefs directory (e.g. "/sys/kernel/tracing"). Mounts it when needed and possible;
+// throws Error with a hint otherwise. The result is cached.
+const std::string& tracefs_dir();
+
+// Reads a whole (small) file; throws Error naming the path on failure.
+std::string read_file(const std::string& path);
+
+}  // namespace perfprof::tep

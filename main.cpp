@@ -1,0 +1,52 @@
+// perf-prof: parse, find the profiler, run the session, map errors to exit codes.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/help.h"
+#include "cli/parser.h"
+#include "perf-prof/error.h"
+#include "perf-prof/profiler.h"
+#include "perf/session.h"
+
+#ifndef PERF_PROF_VERSION
+#define PERF_PROF_VERSION "0.1.0"
+#endif
+
+namespace {
+constexpr int kExitUsage = 129;  // help and usage errors (SPEC §1.8)
+}
+
+int main(int argc, char** argv) {
+    using namespace perfprof;
+    std::vector<std::string> args(argv + 1, argv + argc);
+    try {
+        cli::Parsed p = cli::parse(args, all_profilers());
+        switch (p.action) {
+            case cli::Action::MainHelp:
+                cli::print_main_help(stderr, all_profilers());
+                return kExitUsage;
+            case cli::Action::ProfilerHelp:
+                cli::print_profiler_help(stderr, *p.profiler);
+                return kExitUsage;
+            case cli::Action::Version:
+                std::printf("perf-prof %s\n", PERF_PROF_VERSION);
+                return 0;
+            case cli::Action::Symbols:
+                throw Error("--symbols is not available in this version yet");
+            case cli::Action::Run:
+                break;
+        }
+        perf::Session session(p.opt, *p.profiler);
+        return session.run();
+    } catch (const Error& e) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "perf-prof: %s\n", e.what());
+        if (!e.hint().empty()) std::fprintf(stderr, "perf-prof: hint: %s\n", e.hint().c_str());
+        return e.kind() == Error::Kind::Usage ? kExitUsage : 1;
+    } catch (const std::exception& e) {
+        std::fflush(stdout);
+        std::fprintf(stderr, "perf-prof: internal error: %s\n", e.what());
+        return 1;
+    }
+}

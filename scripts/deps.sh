@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the Debian packages perf-prof needs, skipping those present (make deps).
+set -euo pipefail
+pkgs=(g++ make pkg-config xz-utils libtraceevent-dev libelf-dev libdw-dev liblzma-dev
+      libcli11-dev libgtest-dev libtraceevent1-plugin python3-pytest linux-source-6.1 util-linux)
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+    echo "perf-prof: missing packages: ${missing[*]} (run 'make deps' as root)" >&2
+    exit 1
+fi
+echo "installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+# A fresh machine's package lists are stale: refresh them before installing.
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
