@@ -85,7 +85,9 @@ sanitize: deps
 demo: deps
 	@$(MAKE) --no-print-directory all
 	@echo "== perf-prof signal: every signal generated on this machine for 3 seconds"
-	@timeout -s INT 3 ./perf-prof signal || true
+	@echo "   (a shell in the background starts short commands: each exit signals SIGCHLD)"
+	@(sleep 0.5; for i in 1 2 3 4 5; do sleep 0.2; done) & \
+	    timeout --preserve-status -s INT 3 ./perf-prof signal; rc=$$?; wait; [ $$rc -eq 0 ]
 
 format:
 	clang-format -i $$(find include lib profilers tests main.cpp -name '*.cpp' -o -name '*.h' -o -name '*.c' | grep -v '^tests/e2e')

@@ -13,6 +13,21 @@ Error bad(std::string_view what, const std::string& why) {
     return Error::usage("invalid --filter pattern '" + std::string(what) + "': " + why);
 }
 
+// The kernel matches a glob that only starts with '*' ("*self") by comparing the end of the
+// whole fixed-size field (16 bytes for comm), not of the string in it, so it never matches.
+// A one-character class after the stars sends the pattern down the full glob matcher instead.
+std::string kernel_glob(std::string_view item) {
+    size_t lit = item.find_first_not_of('*');
+    if (lit == 0 || lit == std::string_view::npos) return std::string(item);
+    if (item.find_first_of("*?[", lit) != std::string_view::npos) return std::string(item);
+    std::string g(item.substr(0, lit));
+    g += '[';
+    g += item[lit];
+    g += ']';
+    g += item.substr(lit + 1);
+    return g;
+}
+
 }  // namespace
 
 std::string comm_filter(std::string_view patterns, std::string_view field) {
@@ -31,8 +46,13 @@ std::string comm_filter(std::string_view patterns, std::string_view field) {
 
         if (!out.empty()) out += "||";
         out += field;
-        out += item.find_first_of("*?[") == std::string_view::npos ? "==\"" : "~\"";
-        out += item;
+        if (item.find_first_of("*?[") == std::string_view::npos) {
+            out += "==\"";
+            out += item;
+        } else {
+            out += "~\"";
+            out += kernel_glob(item);
+        }
         out += '"';
 
         if (comma == std::string_view::npos) break;

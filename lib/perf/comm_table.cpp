@@ -73,8 +73,11 @@ void CommTable::scan_proc() {
     }
 }
 
-void CommTable::set(uint32_t tid, std::string_view name) {
+void CommTable::set(uint32_t tid, std::string_view name, uint64_t time) {
     Entry& e = names_[tid];
+    if (time && time < e.time) return;
+    if (time && e.exit_time && time < e.exit_time) return;  // a record of a task that is gone
+    e.time = time;
     size_t n = std::min(name.size(), sizeof(e.name) - 1);
     std::memcpy(e.name, name.data(), n);
     e.name[n] = '\0';
@@ -111,7 +114,7 @@ void CommTable::record(const perf_event_header& h) {
             uint32_t tid;
             std::memcpy(&tid, body + 4, 4);
             const char* name = reinterpret_cast<const char*>(body + 8);
-            set(tid, std::string_view(name, strnlen(name, h.size - sizeof(h) - 8)));
+            set(tid, std::string_view(name, strnlen(name, h.size - sizeof(h) - 8)), id.time);
             break;
         }
         case PERF_RECORD_FORK: {  // u32 pid, ppid, tid, ptid; u64 time
@@ -120,7 +123,10 @@ void CommTable::record(const perf_event_header& h) {
             std::memcpy(f, body, sizeof(f));
             // A new task starts with its parent's name; an exec renames it later.
             auto parent = names_.find(f[3]);
-            if (parent != names_.end()) set(f[2], parent->second.name);
+            if (parent != names_.end()) {
+                const std::string name = parent->second.name;
+                set(f[2], name, id.time);
+            }
             break;
         }
         case PERF_RECORD_EXIT: {
@@ -128,7 +134,7 @@ void CommTable::record(const perf_event_header& h) {
             uint32_t f[4];
             std::memcpy(f, body, sizeof(f));
             auto it = names_.find(f[2]);
-            if (it != names_.end()) it->second.exit_time = id.time ? id.time : 1;
+            if (it != names_.end() && id.time >= it->second.time) it->second.exit_time = id.time ? id.time : 1;
             break;
         }
         default:

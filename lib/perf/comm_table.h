@@ -22,7 +22,9 @@ public:
 
     // The name of `tid`, consulting the side band and /proc on a miss; nullopt if unknown.
     std::optional<std::string_view> find(uint32_t tid);
-    void set(uint32_t tid, std::string_view name);
+    // Sets a name as of perf time `time` (0: from /proc). The side band is read one CPU at
+    // a time, so records arrive out of order: an older record never overwrites a newer name.
+    void set(uint32_t tid, std::string_view name, uint64_t time = 0);
 
     // Processes pending side-band records.
     void drain();
@@ -35,6 +37,7 @@ public:
 private:
     struct Entry {
         char name[16];
+        uint64_t time = 0;       // of the record that set the name
         uint64_t exit_time = 0;  // 0 = alive
     };
     void scan_proc();

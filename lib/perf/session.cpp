@@ -385,6 +385,9 @@ void Session::on_stdin() {
 }
 
 void Session::drain(Instance& in) {
+    // Task names first: a comm or exec record written before these samples is in the side
+    // band by now, and a name must be current when its sample is printed.
+    comms_->drain();
     in.ring->reader().drain([&](const perf_event_header& h) { record(in, h); });
 }
 

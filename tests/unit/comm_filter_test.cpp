@@ -62,3 +62,13 @@ TEST(CommFilter, QuoteAndBackslash) {
     EXPECT_EQ(usage_error(R"(a"b)"), R"(invalid --filter pattern 'a"b': must not contain '"' or '\')");
     EXPECT_EQ(usage_error(R"(ok,a\b)"), R"(invalid --filter pattern 'a\b': must not contain '"' or '\')");
 }
+
+// The kernel's end-only match compares the end of the 16-byte field, so a leading-star-only
+// glob is rewritten to take the full glob path; every other pattern passes through unchanged.
+TEST(CommFilter, LeadingStarOnlyGlobTakesTheKernelGlobPath) {
+    EXPECT_EQ(comm_filter("*self"), R"(comm~"*[s]elf")");
+    EXPECT_EQ(comm_filter("**f"), R"(comm~"**[f]")");
+    EXPECT_EQ(comm_filter("*sel*"), R"(comm~"*sel*")");
+    EXPECT_EQ(comm_filter("*s?lf"), R"(comm~"*s?lf")");
+    EXPECT_EQ(comm_filter("*"), R"(comm~"*")");
+}

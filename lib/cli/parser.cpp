@@ -1,0 +1,351 @@
+#include "cli/parser.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <optional>
+#include <string_view>
+#include <unordered_map>
+
+#include "cli/help.h"
+#include "cli/option_table.h"
+#include "core/parse.h"
+#include "perf-prof/error.h"
+
+// How the command line is cut up (SPEC §1.2, with one decision of ours, see split_workload):
+//
+//   perf-prof [any option...] PROFILER [its options...] [--] [workload...]
+//
+// CLI11 parses each option stretch; it is run twice, once with every option of the table
+// enabled (before the profiler word) and once with only the options the profiler accepts.
+// prefix_command() makes CLI11 stop at the first word that is not an option or an option's
+// value and hand it and everything after it back through remaining(); unknown options are
+// handed back too, ahead of that word. So remaining() starts with an unknown option, or with
+// "--", or with the profiler/workload word.
+
+namespace perfprof::cli {
+
+namespace {
+
+// Stands for "no value" in the results of an optional-value option; CLI11 needs a default for
+// a flag given without "=value", and this one cannot come from a shell word by accident.
+constexpr const char* kNoValue = "\x01";
+// Stands for an empty "--x=" value while CLI11 parses (see protect_empty_value).
+constexpr char kEmptyMark = '\x02';
+
+std::string see(const ProfilerInfo* p) {
+    if (p) return std::string(" (see 'perf-prof ") + p->name + " -h')";
+    return " (see 'perf-prof -h')";
+}
+
+// The names string CLI11 wants for one row ("-C,--cpus", "--user-callchain,!--no-user-callchain").
+std::string cli11_names(const OptionRow& row) {
+    std::string names;
+    if (row.short_name) {
+        names += '-';
+        names += row.short_name;
+        names += ',';
+    }
+    names += "--";
+    names += row.long_name;
+    if (row.negatable) names += std::string(",!--no-") + row.long_name;
+    return names;
+}
+
+// One CLI11 run over one stretch of argv.
+class Pass {
+public:
+    // `profiler` null: before the profiler word, every option and --symbols enabled.
+    explicit Pass(const ProfilerInfo* profiler) : profiler_(profiler) {
+        app_.set_help_flag();  // help is ours (help.cpp), -h is an ordinary table flag
+        app_.prefix_command();
+        for (const OptionRow& row : option_table()) {
+            if (profiler_ && !accepts(*profiler_, row.id)) continue;
+            CLI::Option* o = nullptr;
+            switch (row.kind) {
+                case ArgKind::Value:
+                    o = add_value(cli11_names(row));
+                    break;
+                case ArgKind::Flag:
+                case ArgKind::Counter:
+                    o = app_.add_flag(cli11_names(row))->disable_flag_override();
+                    break;
+                case ArgKind::OptionalValue:
+                    // A flag, not an option with expected(0,1): CLI11 would take the next word
+                    // as the value, and SPEC §1.2 wants only the attached "--x=v" form.
+                    o = app_.add_flag(cli11_names(row) + "{" + kNoValue + "}");
+                    break;
+            }
+            rows_[o] = &row;
+        }
+        if (!profiler_) symbols_ = add_value("--symbols");
+    }
+
+    // Throws Error::usage for CLI11's syntax errors and for an unknown or unusable option.
+    void run(const std::vector<std::string>& args) {
+        std::vector<std::string> reversed(args.rbegin(), args.rend());
+        for (std::string& w : reversed) protect_empty_value(w);
+        try {
+            app_.parse(reversed);
+        } catch (const CLI::ArgumentMismatch& e) {
+            throw Error::usage(mismatch_message(e, args) + see(profiler_));
+        } catch (const CLI::ParseError& e) {
+            throw Error::usage(std::string(e.what()) + see(profiler_));
+        }
+        rest_ = app_.remaining();
+        for (std::string& w : rest_) unprotect(w);
+        if (!rest_.empty() && looks_like_option(rest_.front())) throw Error::usage(reject(rest_.front()));
+    }
+
+    // What CLI11 did not consume: "--" or the first plain word, and everything after it.
+    const std::vector<std::string>& rest() const { return rest_; }
+
+    // The first of -h / -V on this stretch, if any: it decides the action, the rest is not run.
+    std::optional<Opt> first_help_or_version() const {
+        for (const CLI::Option* o : app_.parse_order()) {
+            const OptionRow* row = row_of(o);
+            if (row && (row->id == Opt::Help || row->id == Opt::Version)) return row->id;
+        }
+        return std::nullopt;
+    }
+
+    // Occurrences in command-line order, so "last wins" and the -v/-q counter come out right.
+    // Errors point at the help of `profiler`, the one that lists these options.
+    void apply(Options& opt, const ProfilerInfo* profiler) const {
+        std::unordered_map<const CLI::Option*, std::size_t> seen;
+        try {
+            for (const CLI::Option* o : app_.parse_order()) {
+                std::string value = o->results().at(seen[o]++);
+                unprotect(value);
+                if (o == symbols_)
+                    opt.symbols = value;
+                else
+                    apply_one(*row_of(o), value, opt);
+            }
+        } catch (const Error& e) {
+            throw Error(e.what() + see(profiler), e.hint(), e.kind());
+        }
+    }
+
+private:
+    CLI::Option* add_value(const std::string& names) {
+        return app_.add_option(names)->expected(1)->allow_extra_args(false)->multi_option_policy(
+            CLI::MultiOptionPolicy::TakeAll);
+    }
+
+    // CLI11 reads an empty attached value ("--cgroups=") as no value at all and takes the next
+    // word instead. We cannot tell here whether such a word is an option or another option's
+    // value, so every one gets a marker value, and every string that comes back loses it again.
+    static void protect_empty_value(std::string& w) {
+        if (w.size() > 3 && w.starts_with("--") && w.find('=') == w.size() - 1) w += kEmptyMark;
+    }
+    static void unprotect(std::string& w) {
+        if (w.size() == 1 && w[0] == kEmptyMark)
+            w.clear();
+        else if (w.size() > 4 && w.starts_with("--") && w.ends_with(kEmptyMark) && w[w.size() - 2] == '=')
+            w.pop_back();
+    }
+
+    const OptionRow* row_of(const CLI::Option* o) const {
+        auto it = rows_.find(o);
+        return it == rows_.end() ? nullptr : it->second;
+    }
+
+    // "-" alone and words CLI11 took for negative numbers ("-5") are not options to CLI11, but
+    // as the first word here they can only be a mistyped option, never a profiler or workload.
+    static bool looks_like_option(const std::string& w) { return w.size() > 1 && w[0] == '-' && w != "--"; }
+
+    static uint64_t non_negative(const std::string& v, const char* option) {
+        long long n = core::parse_number(v, option);
+        if (n < 0) throw Error::usage(std::string("option `") + option + "' must not be negative");
+        return static_cast<uint64_t>(n);
+    }
+
+    static void apply_one(const OptionRow& row, const std::string& v, Options& opt) {
+        switch (row.id) {
+            case Opt::Cpus:
+                core::parse_cpu_list(v);
+                opt.cpus = v;
+                break;
+            case Opt::Pids:
+                core::parse_pid_list(v);
+                opt.pids = v;
+                break;
+            case Opt::Tids:
+                core::parse_pid_list(v);
+                opt.tids = v;
+                break;
+            case Opt::Cgroups:
+                opt.cgroups = v;
+                opt.cgroups_given = true;
+                break;
+            case Opt::Watermark:
+                opt.watermark = core::parse_percent(v, row.long_name);
+                break;
+            case Opt::Interval:
+                opt.interval_ms = non_negative(v, row.long_name);
+                break;
+            case Opt::Output:
+                opt.output = v;
+                break;
+            case Opt::Order:
+                opt.order = true;
+                break;
+            case Opt::MmapPages:
+                opt.mmap_pages = core::parse_pages(v);
+                break;
+            case Opt::ExitN:
+                opt.exit_n = non_negative(v, row.long_name);
+                break;
+            case Opt::UsageSelf:
+                opt.usage_self_ms = non_negative(v, row.long_name);
+                break;
+            case Opt::Version:
+                opt.version = true;
+                break;
+            // One counter for both (SPEC §1.5.1): -q after -v gives -1, -v after -q gives 1.
+            case Opt::Verbose:
+                opt.verbose = std::max(opt.verbose, 0) + 1;
+                break;
+            case Opt::Quiet:
+                opt.verbose = std::min(opt.verbose, 0) - 1;
+                break;
+            case Opt::Help:
+                break;
+            case Opt::UserCallchain:
+                opt.user_callchain = v != "false";
+                break;
+            case Opt::KernelCallchain:
+                opt.kernel_callchain = v != "false";
+                break;
+            case Opt::Event:
+                opt.events.push_back(v);
+                break;
+            case Opt::Filter:
+                opt.filter = v;
+                opt.filter_given = true;
+                break;
+            case Opt::CallGraph:
+                opt.call_graph = true;
+                break;
+        }
+    }
+
+    // CLI11 reports a missing value only when argv ran out, so the culprit is in the last
+    // word: "--name" or a short cluster whose first value-taking letter is it.
+    std::string mismatch_message(const CLI::ArgumentMismatch& e, const std::vector<std::string>& args) const {
+        std::string what = e.what();
+        const std::string override_tail = " was given a disallowed flag override";
+        if (what.size() > override_tail.size() && what.ends_with(override_tail))
+            return "option `" + what.substr(0, what.size() - override_tail.size()) + "' takes no value";
+        if (!args.empty()) {
+            const std::string& last = args.back();
+            if (last.starts_with("--")) {
+                return "option `" + last.substr(2, last.find('=') - 2) + "' requires a value";
+            }
+            for (std::size_t i = 1; i < last.size(); ++i) {
+                const OptionRow* row = find_short(last[i]);
+                if (row && row->kind == ArgKind::Value)
+                    return "option `" + std::string(row->long_name) + "' requires a value";
+            }
+        }
+        return what;
+    }
+
+    // Message for the option-looking word CLI11 did not know.
+    std::string reject(const std::string& w) const {
+        std::string name;
+        const OptionRow* row = nullptr;
+        bool known = false;
+        if (w.starts_with("--")) {
+            name = w.substr(2, w.find('=') - 2);
+            row = find_long(name);
+            if (!row && name.starts_with("no-")) {
+                const OptionRow* base = find_long(std::string_view(name).substr(3));
+                if (base && !base->negatable) return "option `" + name + "' isn't available" + see(profiler_);
+                row = base;
+            }
+            known = row || name == "symbols";
+        } else {
+            row = find_short(w[1]);
+            if (!row) return "unknown switch `" + std::string(1, w[1]) + "'" + see(profiler_);
+            name = row->long_name;
+            known = true;
+        }
+        if (!known) return "unknown option `" + name + "'" + see(profiler_);
+        // Before the profiler word every option is enabled, so a known one lands here only after it.
+        return "option `" + name + "' is not usable with " + (profiler_ ? profiler_->name : "perf-prof") +
+               see(profiler_);
+    }
+
+    const ProfilerInfo* profiler_;
+    CLI::App app_;
+    std::unordered_map<const CLI::Option*, const OptionRow*> rows_;
+    CLI::Option* symbols_ = nullptr;
+    std::vector<std::string> rest_;
+};
+
+const ProfilerInfo* find_in(const std::vector<const ProfilerInfo*>& registry, std::string_view name) {
+    for (const ProfilerInfo* p : registry)
+        if (p && name == p->name) return p;
+    return nullptr;
+}
+
+// OUR DECISION, on purpose unlike SPEC §1.2 rule 4 / §10 row 25 (upstream keeps consuming
+// perf-prof options found among the workload's words): once the workload has started, every
+// remaining word belongs to it verbatim, options included, as with perf and as a shell user
+// expects. `perf-prof signal ls -C 1` runs `ls -C 1`. A leading "--" is dropped.
+std::vector<std::string> split_workload(const std::vector<std::string>& rest) {
+    if (rest.empty()) return {};
+    auto from = rest.begin() + (rest.front() == "--" ? 1 : 0);
+    return {from, rest.end()};
+}
+
+}  // namespace
+
+Parsed parse(const std::vector<std::string>& args, const std::vector<const ProfilerInfo*>& registry) {
+    Parsed out;
+    if (args.empty()) return out;
+
+    Pass before(nullptr);
+    before.run(args);
+    if (auto hv = before.first_help_or_version()) {
+        out.action = *hv == Opt::Help ? Action::MainHelp : Action::Version;
+        out.opt.version = *hv == Opt::Version;
+        return out;
+    }
+
+    const std::vector<std::string>& rest = before.rest();
+    const ProfilerInfo* profiler =
+        rest.empty() || rest.front() == "--" ? nullptr : find_in(registry, rest.front());
+    if (!profiler) {
+        before.apply(out.opt, nullptr);
+        if (rest.empty()) {
+            out.action = out.opt.symbols.empty() ? Action::MainHelp : Action::Symbols;
+            return out;
+        }
+        if (rest.front() == "--")
+            throw Error::usage("a profiler must come before the workload (see 'perf-prof -h')");
+        throw Error::usage("unknown profiler '" + rest.front() + "' (see 'perf-prof -h')");
+    }
+
+    out.profiler = profiler;
+    out.opt.profiler = profiler->name;
+    Pass after(profiler);
+    after.run({rest.begin() + 1, rest.end()});
+    if (auto hv = after.first_help_or_version()) {
+        out.action = *hv == Opt::Help ? Action::ProfilerHelp : Action::Version;
+        out.opt.version = *hv == Opt::Version;
+        return out;
+    }
+
+    // Values are validated only now, so that -h anywhere before the workload wins over a bad value.
+    before.apply(out.opt, profiler);
+    after.apply(out.opt, profiler);
+    out.opt.workload = split_workload(after.rest());
+    out.separator = !after.rest().empty() && after.rest().front() == "--";
+    out.action = Action::Run;
+    return out;
+}
+
+}  // namespace perfprof::cli

@@ -1,0 +1,529 @@
+// lib/cli: option table, parser (SPEC §1.2–§1.5) and help layout (SPEC §1.8).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cli/help.h"
+#include "cli/option_table.h"
+#include "cli/parser.h"
+#include "perf-prof/error.h"
+
+namespace perfprof::cli {
+namespace {
+
+// A fake registry: "sig" accepts the filter and call-chain options, "tr" only -e.
+const ProfilerInfo kSig{
+    "sig",
+    "Demo signal profiler",
+    "[OPTION...] [--filter comm] [-g] [cmd [args...]]",
+    {"SYNOPSIS", "    Print every signal.", "", "EXAMPLES", "    perf-prof sig -g", ""},
+    {{Opt::Filter, "task name glob"},
+     {Opt::CallGraph, nullptr},
+     {Opt::UserCallchain, nullptr},
+     {Opt::KernelCallchain, nullptr}},
+    nullptr,
+};
+const ProfilerInfo kTr{
+    "tr",
+    "Demo tracer",
+    "-e EVENT [OPTION...]",
+    {"EXAMPLES", "    perf-prof tr -e sched:sched_wakeup"},
+    {{Opt::Event, nullptr}},
+    nullptr,
+};
+const std::vector<const ProfilerInfo*> kRegistry{&kSig, &kTr};
+
+Parsed P(std::vector<std::string> args) {
+    return parse(args, kRegistry);
+}
+
+// The message of the usage error `args` raise; fails the test when they raise none.
+std::string usage_error(std::vector<std::string> args) {
+    try {
+        parse(args, kRegistry);
+    } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), Error::Kind::Usage) << e.what();
+        return e.what();
+    }
+    ADD_FAILURE() << "no error";
+    return {};
+}
+
+using Words = std::vector<std::string>;
+
+// ---- option table ----
+
+TEST(OptionTable, OneRowPerOptInEnumOrder) {
+    auto table = option_table();
+    ASSERT_EQ(table.size(), static_cast<std::size_t>(Opt::CallGraph) + 1);
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        EXPECT_EQ(static_cast<std::size_t>(table[i].id), i);
+        EXPECT_NE(std::string(table[i].long_name), "");
+        EXPECT_NE(std::string(table[i].help), "");
+        bool takes_value = table[i].kind == ArgKind::Value || table[i].kind == ArgKind::OptionalValue;
+        EXPECT_EQ(takes_value, std::string(table[i].hint) != "") << table[i].long_name;
+    }
+}
+
+TEST(OptionTable, GroupsAndLookups) {
+    for (Opt o : {Opt::Cpus, Opt::Pids, Opt::Tids, Opt::Cgroups, Opt::Watermark, Opt::Interval, Opt::Output,
+                  Opt::Order, Opt::MmapPages, Opt::ExitN, Opt::UsageSelf, Opt::Version, Opt::Verbose,
+                  Opt::Quiet, Opt::Help})
+        EXPECT_EQ(option_row(o).group, Group::Option);
+    EXPECT_EQ(option_row(Opt::UserCallchain).group, Group::Filter);
+    EXPECT_EQ(option_row(Opt::KernelCallchain).group, Group::Filter);
+    for (Opt o : {Opt::Event, Opt::Filter, Opt::CallGraph}) EXPECT_EQ(option_row(o).group, Group::Profiler);
+
+    EXPECT_EQ(find_short('C')->id, Opt::Cpus);
+    EXPECT_EQ(find_short('N')->id, Opt::ExitN);
+    EXPECT_EQ(find_short('x'), nullptr);
+    EXPECT_EQ(find_short(0), nullptr);
+    EXPECT_EQ(find_long("mmap-pages")->id, Opt::MmapPages);
+    EXPECT_EQ(find_long("mmap"), nullptr);
+    int negatable = 0;
+    for (const auto& row : option_table()) negatable += row.negatable;
+    EXPECT_EQ(negatable, 2);
+    EXPECT_TRUE(option_row(Opt::UserCallchain).negatable);
+    EXPECT_TRUE(option_row(Opt::KernelCallchain).negatable);
+}
+
+// ---- actions ----
+
+TEST(Parse, MainHelp) {
+    EXPECT_EQ(P({}).action, Action::MainHelp);
+    EXPECT_EQ(P({"-h"}).action, Action::MainHelp);
+    EXPECT_EQ(P({"--help"}).action, Action::MainHelp);
+    EXPECT_EQ(P({"-h", "sig"}).action, Action::MainHelp);
+    EXPECT_EQ(P({"-C", "x", "-h"}).action, Action::MainHelp);  // help wins over a bad value
+    // Options but no profiler and no --symbols.
+    Parsed p = P({"-v", "-C", "0"});
+    EXPECT_EQ(p.action, Action::MainHelp);
+    EXPECT_EQ(p.profiler, nullptr);
+}
+
+TEST(Parse, ProfilerHelp) {
+    Parsed p = P({"sig", "-h"});
+    EXPECT_EQ(p.action, Action::ProfilerHelp);
+    EXPECT_EQ(p.profiler, &kSig);
+    EXPECT_EQ(P({"-C", "0", "tr", "--help"}).action, Action::ProfilerHelp);
+    EXPECT_EQ(P({"sig", "-gh"}).action, Action::ProfilerHelp);
+    EXPECT_EQ(P({"-C", "x", "sig", "-h"}).action, Action::ProfilerHelp);
+    // Inside the workload -h is the workload's.
+    p = P({"sig", "ls", "-h"});
+    EXPECT_EQ(p.action, Action::Run);
+    EXPECT_EQ(p.opt.workload, (Words{"ls", "-h"}));
+    p = P({"sig", "--", "-h"});
+    EXPECT_EQ(p.action, Action::Run);
+    EXPECT_EQ(p.opt.workload, (Words{"-h"}));
+}
+
+TEST(Parse, Version) {
+    for (const Words& w : {Words{"-V"}, Words{"--version"}, Words{"-V", "sig"}, Words{"sig", "-V"},
+                           Words{"-C", "0", "tr", "-e", "x", "--version"}}) {
+        Parsed p = P(w);
+        EXPECT_EQ(p.action, Action::Version) << w[0];
+        EXPECT_TRUE(p.opt.version);
+    }
+    EXPECT_EQ(P({"sig", "ls", "-V"}).action, Action::Run);
+}
+
+TEST(Parse, Symbols) {
+    Parsed p = P({"--symbols", "/bin/true"});
+    EXPECT_EQ(p.action, Action::Symbols);
+    EXPECT_EQ(p.opt.symbols, "/bin/true");
+    p = P({"-v", "--symbols=/usr/bin/env"});
+    EXPECT_EQ(p.action, Action::Symbols);
+    EXPECT_EQ(p.opt.symbols, "/usr/bin/env");
+    EXPECT_EQ(p.opt.verbose, 1);
+    EXPECT_EQ(usage_error({"--symbols"}), "option `symbols' requires a value (see 'perf-prof -h')");
+    EXPECT_EQ(usage_error({"sig", "--symbols", "x"}),
+              "option `symbols' is not usable with sig (see 'perf-prof sig -h')");
+}
+
+TEST(Parse, RunDefaults) {
+    Parsed p = P({"sig"});
+    EXPECT_EQ(p.action, Action::Run);
+    EXPECT_EQ(p.profiler, &kSig);
+    EXPECT_EQ(p.opt.profiler, "sig");
+    EXPECT_TRUE(p.opt.workload.empty());
+    EXPECT_EQ(p.opt.verbose, 0);
+    EXPECT_FALSE(p.opt.user_callchain.has_value());
+    EXPECT_FALSE(p.opt.kernel_callchain.has_value());
+    EXPECT_FALSE(p.opt.mmap_pages.has_value());
+    EXPECT_FALSE(p.opt.watermark.has_value());
+}
+
+// ---- value formats ----
+
+TEST(Parse, EveryValueOption) {
+    Parsed p =
+        P({"-C", "0-3,8",        "-p",   "1,2", "-t",      "5",       "--cgroups", "a,b",    "--watermark",
+           "50", "-i",           "100",  "-o",  "out.txt", "--order", "-m",        "8",      "-N",
+           "7",  "--usage-self", "1000", "tr",  "-e",      "sched:a", "-e",        "sched:b"});
+    ASSERT_EQ(p.action, Action::Run);
+    const Options& o = p.opt;
+    EXPECT_EQ(o.cpus, "0-3,8");
+    EXPECT_EQ(o.pids, "1,2");
+    EXPECT_EQ(o.tids, "5");
+    EXPECT_EQ(o.cgroups, "a,b");
+    EXPECT_TRUE(o.cgroups_given);
+    EXPECT_EQ(o.watermark, 50);
+    EXPECT_EQ(o.interval_ms, 100u);
+    EXPECT_EQ(o.output, "out.txt");
+    EXPECT_TRUE(o.order);
+    EXPECT_EQ(o.mmap_pages, 8);
+    EXPECT_EQ(o.exit_n, 7u);
+    EXPECT_EQ(o.usage_self_ms, 1000u);
+    EXPECT_EQ(o.events, (Words{"sched:a", "sched:b"}));
+}
+
+TEST(Parse, LongForms) {
+    Parsed p =
+        P({"--cpus=0-1", "--pids", "9", "--tids=3", "--interval=0x10", "--output", "f", "--mmap-pages=16",
+           "--exit-N", "010", "sig", "--filter", "bash*", "--call-graph", "--verbose", "--quiet"});
+    ASSERT_EQ(p.action, Action::Run);
+    EXPECT_EQ(p.opt.cpus, "0-1");
+    EXPECT_EQ(p.opt.pids, "9");
+    EXPECT_EQ(p.opt.tids, "3");
+    EXPECT_EQ(p.opt.interval_ms, 16u);  // strtol base 0: hex
+    EXPECT_EQ(p.opt.output, "f");
+    EXPECT_EQ(p.opt.mmap_pages, 16);
+    EXPECT_EQ(p.opt.exit_n, 8u);  // strtol base 0: octal
+    EXPECT_EQ(p.opt.filter, "bash*");
+    EXPECT_TRUE(p.opt.filter_given);
+    EXPECT_TRUE(p.opt.call_graph);
+    EXPECT_EQ(p.opt.verbose, -1);
+}
+
+TEST(Parse, AttachedShortValues) {
+    Parsed p = P({"-C0-1", "-p42", "-m4", "-N3", "sig"});
+    EXPECT_EQ(p.opt.cpus, "0-1");
+    EXPECT_EQ(p.opt.pids, "42");
+    EXPECT_EQ(p.opt.mmap_pages, 4);
+    EXPECT_EQ(p.opt.exit_n, 3u);
+}
+
+TEST(Parse, Clusters) {
+    Parsed p = P({"sig", "-gv"});
+    EXPECT_TRUE(p.opt.call_graph);
+    EXPECT_EQ(p.opt.verbose, 1);
+    p = P({"sig", "-gvC0"});  // a value option ends the cluster and takes the rest
+    EXPECT_TRUE(p.opt.call_graph);
+    EXPECT_EQ(p.opt.cpus, "0");
+    p = P({"sig", "-vgC", "2-3"});
+    EXPECT_EQ(p.opt.cpus, "2-3");
+    EXPECT_EQ(p.opt.verbose, 1);
+}
+
+TEST(Parse, EmptyAttachedValueIsAValue) {
+    // "--x=" must not swallow the next word.
+    Parsed p = P({"--cgroups=", "-v", "sig", "--filter=", "ls"});
+    ASSERT_EQ(p.action, Action::Run);
+    EXPECT_TRUE(p.opt.cgroups_given);
+    EXPECT_EQ(p.opt.cgroups, "");
+    EXPECT_EQ(p.opt.verbose, 1);
+    EXPECT_TRUE(p.opt.filter_given);
+    EXPECT_EQ(p.opt.filter, "");
+    EXPECT_EQ(p.opt.workload, (Words{"ls"}));
+    // Such words reach values and the workload unchanged.
+    p = P({"-e", "--x=", "tr", "ls", "--y="});
+    EXPECT_EQ(p.opt.events, (Words{"--x="}));
+    EXPECT_EQ(p.opt.workload, (Words{"ls", "--y="}));
+    EXPECT_EQ(usage_error({"sig", "--cpus="}), "invalid CPU list '': empty (see 'perf-prof sig -h')");
+}
+
+TEST(Parse, ValueMayLookLikeAnOption) {
+    Parsed p = P({"tr", "-e", "-C", "-o", "--order"});
+    EXPECT_EQ(p.opt.events, (Words{"-C"}));
+    EXPECT_EQ(p.opt.output, "--order");
+    EXPECT_FALSE(p.opt.order);
+}
+
+TEST(Parse, VerboseQuietCounter) {
+    EXPECT_EQ(P({"sig", "-v", "-v"}).opt.verbose, 2);
+    EXPECT_EQ(P({"sig", "-vvv"}).opt.verbose, 3);
+    EXPECT_EQ(P({"sig", "-v", "-q"}).opt.verbose, -1);
+    EXPECT_EQ(P({"sig", "-v", "-v", "-q"}).opt.verbose, -1);
+    EXPECT_EQ(P({"sig", "-q", "-v"}).opt.verbose, 1);
+    EXPECT_EQ(P({"sig", "-q", "-q"}).opt.verbose, -2);
+    EXPECT_EQ(P({"-v", "sig", "-q"}).opt.verbose, -1);  // one counter across the profiler word
+    EXPECT_EQ(P({"-q", "sig", "-vv"}).opt.verbose, 2);
+}
+
+TEST(Parse, CallchainNegation) {
+    Parsed p = P({"sig", "--no-user-callchain", "--kernel-callchain"});
+    EXPECT_EQ(p.opt.user_callchain, false);
+    EXPECT_EQ(p.opt.kernel_callchain, true);
+    p = P({"sig", "--no-user-callchain", "--user-callchain", "--kernel-callchain", "--no-kernel-callchain"});
+    EXPECT_EQ(p.opt.user_callchain, true);  // last wins
+    EXPECT_EQ(p.opt.kernel_callchain, false);
+    p = P({"--no-kernel-callchain", "tr"});  // before the profiler word every option is allowed
+    EXPECT_EQ(p.opt.kernel_callchain, false);
+}
+
+TEST(Parse, RepeatedOptionLastWins) {
+    Parsed p = P({"-C", "0", "sig", "-C", "1", "--filter", "a", "--filter", "b", "-m", "4", "-m", "8"});
+    EXPECT_EQ(p.opt.cpus, "1");
+    EXPECT_EQ(p.opt.filter, "b");
+    EXPECT_EQ(p.opt.mmap_pages, 8);
+}
+
+TEST(Parse, BadValues) {
+    EXPECT_EQ(usage_error({"-m", "3", "sig"}),
+              "-m/--mmap-pages must be a power of two, got 3 (see 'perf-prof sig -h')");
+    EXPECT_EQ(usage_error({"sig", "--watermark", "101"}),
+              "option `watermark' expects a percentage from 0 to 100, got 101 (see 'perf-prof sig -h')");
+    EXPECT_EQ(usage_error({"sig", "-C", "1-0"}),
+              "invalid CPU list '1-0': range 1-0 is reversed (see 'perf-prof sig -h')");
+    EXPECT_EQ(usage_error({"-C", "x", "sig"}), "invalid CPU list 'x': bad item 'x' (see 'perf-prof sig -h')");
+    EXPECT_EQ(usage_error({"sig", "-N", "12abc"}),
+              "option `exit-N' expects a numerical value (see 'perf-prof sig -h')");
+    EXPECT_EQ(usage_error({"sig", "-N", "-1"}),
+              "option `exit-N' must not be negative (see 'perf-prof sig -h')");
+    EXPECT_EQ(usage_error({"sig", "-i", "ten"}),
+              "option `interval' expects a numerical value (see 'perf-prof sig -h')");
+    EXPECT_EQ(usage_error({"sig", "--usage-self", "-5"}),
+              "option `usage-self' must not be negative (see 'perf-prof sig -h')");
+    EXPECT_NE(usage_error({"sig", "-p", "0"}).find("invalid PID list '0'"), std::string::npos);
+    EXPECT_NE(usage_error({"sig", "-t", "a"}).find("invalid PID list 'a'"), std::string::npos);
+    // With no profiler yet the pointer is the main help.
+    EXPECT_EQ(usage_error({"-C", "x"}), "invalid CPU list 'x': bad item 'x' (see 'perf-prof -h')");
+}
+
+TEST(Parse, MissingValue) {
+    EXPECT_EQ(usage_error({"sig", "-C"}), "option `cpus' requires a value (see 'perf-prof sig -h')");
+    EXPECT_EQ(usage_error({"sig", "-gC"}), "option `cpus' requires a value (see 'perf-prof sig -h')");
+    EXPECT_EQ(usage_error({"sig", "--interval"}),
+              "option `interval' requires a value (see 'perf-prof sig -h')");
+    EXPECT_EQ(usage_error({"-m"}), "option `mmap-pages' requires a value (see 'perf-prof -h')");
+}
+
+TEST(Parse, FlagsTakeNoValue) {
+    EXPECT_EQ(usage_error({"--order=1", "sig"}), "option `order' takes no value (see 'perf-prof -h')");
+    EXPECT_EQ(usage_error({"sig", "--user-callchain=0"}),
+              "option `user-callchain' takes no value (see 'perf-prof sig -h')");
+}
+
+// ---- where options may appear ----
+
+TEST(Parse, OptionsBeforeProfilerWord) {
+    // Options the profiler does not accept are allowed (and kept) before its word.
+    Parsed p = P({"-e", "x:y", "--filter", "f", "-g", "tr", "-e", "a:b"});
+    ASSERT_EQ(p.action, Action::Run);
+    EXPECT_EQ(p.profiler, &kTr);
+    EXPECT_EQ(p.opt.events, (Words{"x:y", "a:b"}));
+    EXPECT_EQ(p.opt.filter, "f");
+    EXPECT_TRUE(p.opt.call_graph);
+}
+
+TEST(Parse, OptionNotUsableAfterProfilerWord) {
+    EXPECT_EQ(usage_error({"tr", "--filter", "x"}),
+              "option `filter' is not usable with tr (see 'perf-prof tr -h')");
+    EXPECT_EQ(usage_error({"sig", "-e", "x"}),
+              "option `event' is not usable with sig (see 'perf-prof sig -h')");
+    EXPECT_EQ(usage_error({"sig", "-ge", "x"}),
+              "option `event' is not usable with sig (see 'perf-prof sig -h')");
+    EXPECT_EQ(usage_error({"tr", "-g"}), "option `call-graph' is not usable with tr (see 'perf-prof tr -h')");
+    EXPECT_EQ(usage_error({"tr", "--user-callchain"}),
+              "option `user-callchain' is not usable with tr (see 'perf-prof tr -h')");
+    EXPECT_EQ(usage_error({"tr", "--no-kernel-callchain"}),
+              "option `no-kernel-callchain' is not usable with tr (see 'perf-prof tr -h')");
+    // Global options are usable everywhere.
+    EXPECT_EQ(P({"tr", "-C", "1", "-m", "2", "--order"}).action, Action::Run);
+}
+
+TEST(Parse, UnknownOption) {
+    EXPECT_EQ(usage_error({"--bogus"}), "unknown option `bogus' (see 'perf-prof -h')");
+    EXPECT_EQ(usage_error({"--bogus=3", "sig"}), "unknown option `bogus' (see 'perf-prof -h')");
+    EXPECT_EQ(usage_error({"sig", "--cpu", "0"}), "unknown option `cpu' (see 'perf-prof sig -h')");
+    EXPECT_EQ(usage_error({"-x"}), "unknown switch `x' (see 'perf-prof -h')");
+    EXPECT_EQ(usage_error({"sig", "-gx"}), "unknown switch `x' (see 'perf-prof sig -h')");
+    EXPECT_EQ(usage_error({"-v5", "sig"}), "unknown switch `5' (see 'perf-prof -h')");
+    EXPECT_EQ(usage_error({"--no-order"}), "option `no-order' isn't available (see 'perf-prof -h')");
+    EXPECT_EQ(usage_error({"sig", "--no-filter"}),
+              "option `no-filter' isn't available (see 'perf-prof sig -h')");
+    EXPECT_EQ(usage_error({"sig", "-x", "--", "ls"}), "unknown switch `x' (see 'perf-prof sig -h')");
+}
+
+TEST(Parse, UnknownProfiler) {
+    EXPECT_EQ(usage_error({"foo"}), "unknown profiler 'foo' (see 'perf-prof -h')");
+    EXPECT_EQ(usage_error({"-C", "0", "foo", "-g"}), "unknown profiler 'foo' (see 'perf-prof -h')");
+    EXPECT_EQ(usage_error({"--symbols", "/bin/true", "foo"}), "unknown profiler 'foo' (see 'perf-prof -h')");
+    EXPECT_EQ(usage_error({"--", "ls"}), "a profiler must come before the workload (see 'perf-prof -h')");
+}
+
+// ---- workload ----
+
+TEST(Parse, WorkloadWithoutSeparator) {
+    Parsed p = P({"-C", "0", "sig", "-g", "sleep", "1"});
+    ASSERT_EQ(p.action, Action::Run);
+    EXPECT_TRUE(p.opt.call_graph);
+    EXPECT_EQ(p.opt.workload, (Words{"sleep", "1"}));
+    EXPECT_FALSE(p.separator);
+}
+
+TEST(Parse, WorkloadWithSeparator) {
+    Parsed p = P({"sig", "-g", "--", "ls", "-l"});
+    EXPECT_EQ(p.opt.workload, (Words{"ls", "-l"}));
+    EXPECT_TRUE(p.separator);
+    p = P({"sig", "--", "-x", "--", "y"});
+    EXPECT_EQ(p.opt.workload, (Words{"-x", "--", "y"}));
+    p = P({"sig", "--"});
+    EXPECT_EQ(p.action, Action::Run);
+    EXPECT_TRUE(p.opt.workload.empty());
+}
+
+TEST(Parse, OptionsAfterWorkloadWordBelongToTheWorkload) {
+    // Our decision (differs from SPEC §1.2 rule 4): `sig ls -C 1` runs `ls -C 1`.
+    Parsed p = P({"sig", "ls", "-C", "1", "-g", "--bogus", "--", "x"});
+    ASSERT_EQ(p.action, Action::Run);
+    EXPECT_EQ(p.opt.cpus, "");
+    EXPECT_FALSE(p.opt.call_graph);
+    EXPECT_EQ(p.opt.workload, (Words{"ls", "-C", "1", "-g", "--bogus", "--", "x"}));
+}
+
+TEST(Parse, SecondProfilerNameStartsTheWorkload) {
+    Parsed p = P({"sig", "tr", "-e", "x"});
+    EXPECT_EQ(p.profiler, &kSig);
+    EXPECT_TRUE(p.opt.events.empty());
+    EXPECT_EQ(p.opt.workload, (Words{"tr", "-e", "x"}));
+}
+
+// ---- help layout ----
+
+TEST(Help, FormatOptionPaddingAndWrap) {
+    auto row = [](char s, const char* l, const char* hint, ArgKind k) {
+        return OptionRow{Opt::Filter, s, l, hint, k, false, Group::Profiler, ""};
+    };
+    // Prefix of exactly 30 characters: no padding, then the 2-space gap.
+    OptionRow r30 = row('x', "abcdefghij", "123456789", ArgKind::Value);
+    EXPECT_EQ(format_option(r30, "help"), "  -x, --abcdefghij <123456789>  help\n");
+    // 31 characters: the help moves to the next line, column 32.
+    OptionRow r31 = row('x', "abcdefghij", "1234567890", ArgKind::Value);
+    EXPECT_EQ(format_option(r31, "help\nmore"), "  -x, --abcdefghij <1234567890>\n" + std::string(32, ' ') +
+                                                    "help\n" + std::string(32, ' ') + "more\n");
+    // Short prefix: padded to column 30.
+    OptionRow flag = row(0, "order", "", ArgKind::Flag);
+    EXPECT_EQ(format_option(flag, "a\nb"),
+              "      --order" + std::string(17, ' ') + "  a\n" + std::string(32, ' ') + "b\n");
+    OptionRow optional = row(0, "detail", "list", ArgKind::OptionalValue);
+    EXPECT_EQ(format_option(optional, "d"), "      --detail[=<list>]" + std::string(7, ' ') + "  d\n");
+    OptionRow counter = row('v', "verbose", "", ArgKind::Counter);
+    EXPECT_EQ(format_option(counter, ""), "  -v, --verbose\n");
+}
+
+TEST(Help, ProfilerHelpGolden) {
+    const std::string pad = std::string(32, ' ');
+    const std::string expected =
+        "\n"
+        " Usage: perf-prof tr -e EVENT [OPTION...]\n"
+        "\n"
+        "    Demo tracer\n"
+        "\n"
+        "    EXAMPLES\n"
+        "        perf-prof tr -e sched:sched_wakeup\n"
+        "\n"
+        "OPTION:\n"
+        "  -C, --cpus <cpu[-cpu],...>    CPUs to monitor, e.g. 0-3,8 (default: all online)\n"
+        "  -p, --pids <pid,...>          attach to every thread of these processes\n"
+        "  -t, --tids <tid,...>          attach to these threads\n"
+        "      --cgroups <cgroup,...>    attach to these perf_event cgroups: names, or\n" +
+        pad + "regular expressions matched against their paths\n" +
+        "      --watermark <0-100>       wake up when a ring buffer is this percent full\n" + pad +
+        "(0: on every event)\n" +
+        "  -i, --interval <ms>           period in ms of the tick that flushes the ring\n" + pad +
+        "buffers and prints periodic output\n" +
+        "  -o, --output <file>           append stdout and stderr to file (reopened on\n" + pad +
+        "SIGUSR1)\n" +
+        "      --order                   deliver events in timestamp order\n"
+        "  -m, --mmap-pages <pages>      mmap data pages per ring buffer, a power of two\n"
+        "  -N, --exit-N <N>              exit after N samples\n"
+        "      --usage-self <ms>         print perf-prof's own CPU usage and max RSS\n" +
+        pad + "every N ms\n" +
+        "  -V, --version                 print the version and exit\n"
+        "  -v, --verbose                 be more verbose (repeat for more)\n"
+        "  -q, --quiet                   be quiet; a -q after -v sets the level to -1\n"
+        "  -h, --help                    show this help\n"
+        "\n"
+        "PROFILER OPTION:\n"
+        "  -e, --event <EVENT,...>       event selector; see 'perf-prof list'\n"
+        "\n";
+    EXPECT_EQ(profiler_help(kTr), expected);
+}
+
+TEST(Help, ProfilerHelpGroupsAndOverrides) {
+    std::string h = profiler_help(kSig);
+    const std::string head =
+        "\n"
+        " Usage: perf-prof sig [OPTION...] [--filter comm] [-g] [cmd [args...]]\n"
+        "\n"
+        "    Demo signal profiler\n"
+        "\n"
+        "    SYNOPSIS\n"
+        "        Print every signal.\n"
+        "\n"
+        "    EXAMPLES\n"
+        "        perf-prof sig -g\n"
+        "\n"
+        "OPTION:\n";
+    EXPECT_EQ(h.substr(0, head.size()), head);  // the trailing empty body line is not doubled
+    const std::string tail =
+        "  -h, --help                    show this help\n"
+        "\n"
+        "FILTER OPTION:\n"
+        "      --user-callchain          include user-space frames in call stacks\n"
+        "                                (--no-user-callchain leaves them out)\n"
+        "      --kernel-callchain        include kernel frames in call stacks\n"
+        "                                (--no-kernel-callchain leaves them out)\n"
+        "\n"
+        "PROFILER OPTION:\n"
+        "      --filter <filter>         task name glob\n"
+        "  -g, --call-graph              record call stacks\n"
+        "\n";
+    ASSERT_GE(h.size(), tail.size());
+    EXPECT_EQ(h.substr(h.size() - tail.size()), tail);
+    EXPECT_EQ(h.find("--event"), std::string::npos);
+}
+
+TEST(Help, MainHelpGolden) {
+    const std::string expected =
+        "\n"
+        " Usage: perf-prof profiler [PROFILER OPTION...] [help] [cmd [args...]]\n"
+        "    or: perf-prof --symbols /path/to/bin\n"
+        "\n"
+        "    Profiling based on perf_event, analysing events in memory as they arrive.\n"
+        "\n"
+        " Available Profilers:\n"
+        "   sig                  Demo signal profiler\n"
+        "   tr                   Demo tracer\n"
+        "\n"
+        " See 'perf-prof profiler -h' for more information on a specific profiler.\n"
+        "\n";
+    EXPECT_EQ(main_help(kRegistry), expected);
+}
+
+TEST(Help, MainHelpBpfSection) {
+    const ProfilerInfo bpf{"kvm-BPF-exit", "eBPF thing", "", {}, {}, nullptr};
+    std::string h = main_help({&kSig, &bpf, &kTr});
+    EXPECT_NE(
+        h.find("\n Available eBPF Profilers:\n   kvm-BPF-exit         eBPF thing\n\n Available Profilers:\n"
+               "   sig                  Demo signal profiler\n   tr                   Demo tracer\n\n"),
+        std::string::npos)
+        << h;
+}
+
+TEST(Help, PrintersWriteTheStrings) {
+    char* buf = nullptr;
+    size_t len = 0;
+    FILE* f = open_memstream(&buf, &len);
+    ASSERT_NE(f, nullptr);
+    print_profiler_help(f, kSig);
+    print_main_help(f, kRegistry);
+    std::fclose(f);
+    EXPECT_EQ(std::string(buf, len), profiler_help(kSig) + main_help(kRegistry));
+    free(buf);
+}
+
+}  // namespace
+}  // namespace perfprof::cli
