@@ -1,6 +1,6 @@
 # perf-prof — the only entry point. `make` builds ./perf-prof; `make test` installs, builds, tests.
 .DEFAULT_GOAL := all
-.PHONY: all deps test unit e2e demo sanitize format clean bench
+.PHONY: all deps test unit e2e demo sanitize format clean
 
 BUILD    ?= build
 SAN      ?=
@@ -90,7 +90,7 @@ demo: deps
 	    timeout --preserve-status -s INT 3 ./perf-prof signal; rc=$$?; wait; [ $$rc -eq 0 ]
 
 format:
-	clang-format -i $$(find include lib profilers tests main.cpp -name '*.cpp' -o -name '*.h' -o -name '*.c' | grep -v '^tests/e2e')
+	clang-format -i $$(find include lib profilers filter tests main.cpp \( -name '*.cpp' -o -name '*.h' -o -name '*.c' \))
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/san $(BUILD)/unit_tests $(BUILD)/workloads perf-prof

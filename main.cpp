@@ -37,12 +37,21 @@ int main(int argc, char** argv) {
             case cli::Action::Run:
                 break;
         }
+        // A mistyped option may have become the workload: say so with -v (SPEC §1.2 rule 8).
+        if (p.opt.verbose > 0 && !p.separator && !p.opt.workload.empty()) {
+            std::printf("Unparsed options:");
+            for (const std::string& w : p.opt.workload) std::printf(" %s", w.c_str());
+            std::printf("\n");
+        }
         perf::Session session(p.opt, *p.profiler);
         return session.run();
     } catch (const Error& e) {
         std::fflush(stdout);
-        std::fprintf(stderr, "perf-prof: %s\n", e.what());
-        if (!e.hint().empty()) std::fprintf(stderr, "perf-prof: hint: %s\n", e.hint().c_str());
+        // One line, hint included, so scripts and users see the whole problem in one place.
+        if (e.hint().empty())
+            std::fprintf(stderr, "perf-prof: %s\n", e.what());
+        else
+            std::fprintf(stderr, "perf-prof: %s (hint: %s)\n", e.what(), e.hint().c_str());
         return e.kind() == Error::Kind::Usage ? kExitUsage : 1;
     } catch (const std::exception& e) {
         std::fflush(stdout);

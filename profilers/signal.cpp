@@ -52,7 +52,9 @@ private:
     std::string line_;
 };
 
-std::unique_ptr<Profiler> create(Context& ctx) { return std::make_unique<SignalProfiler>(ctx); }
+std::unique_ptr<Profiler> create(Context& ctx) {
+    return std::make_unique<SignalProfiler>(ctx);
+}
 
 }  // namespace
 

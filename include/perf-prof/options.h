@@ -44,15 +44,15 @@ struct Options {
     std::string cgroups;  // --cgroups, raw list text
     bool cgroups_given = false;
 
-    std::optional<int> watermark;     // --watermark 0..100
-    uint64_t interval_ms = 0;         // -i
-    std::string output;               // -o
-    bool order = false;               // --order
-    std::optional<int> mmap_pages;    // -m, validated power of two
-    uint64_t exit_n = 0;              // -N
-    uint64_t usage_self_ms = 0;       // --usage-self
-    int verbose = 0;                  // -v / -q counter
-    bool version = false;             // -V
+    std::optional<int> watermark;   // --watermark 0..100
+    uint64_t interval_ms = 0;       // -i
+    std::string output;             // -o
+    bool order = false;             // --order
+    std::optional<int> mmap_pages;  // -m, validated power of two
+    uint64_t exit_n = 0;            // -N
+    uint64_t usage_self_ms = 0;     // --usage-self
+    int verbose = 0;                // -v / -q counter
+    bool version = false;           // -V
 
     // Call chains: nullopt = the profiler's default half (SPEC §1.9).
     std::optional<bool> user_callchain;
@@ -61,12 +61,12 @@ struct Options {
     std::vector<std::string> events;  // -e, each occurrence kept
     std::string filter;               // --filter
     bool filter_given = false;
-    bool call_graph = false;          // -g
+    bool call_graph = false;  // -g
 
-    std::string symbols;              // --symbols PATH (no profiler)
+    std::string symbols;  // --symbols PATH (no profiler)
 
-    std::string profiler;                // selected profiler name, empty = none
-    std::vector<std::string> workload;   // argv of the workload, empty = none
+    std::string profiler;               // selected profiler name, empty = none
+    std::vector<std::string> workload;  // argv of the workload, empty = none
 };
 
 }  // namespace perfprof

@@ -22,18 +22,18 @@ class Tep;
 
 // One event to open on every instance.
 struct EventSpec {
-    std::string sys, name;        // tracepoint "sys:name"; sys empty for other PMUs
-    perf_event_attr attr{};       // sample_type, period, wake-up bits, ...
-    std::string filter;           // ftrace filter installed with PERF_EVENT_IOC_SET_FILTER
+    std::string sys, name;           // tracepoint "sys:name"; sys empty for other PMUs
+    perf_event_attr attr{};          // sample_type, period, wake-up bits, ...
+    std::string filter;              // ftrace filter installed with PERF_EVENT_IOC_SET_FILTER
     struct tep_event* tp = nullptr;  // tracepoint format, for rendering and field access
 };
 
 // What a profiler asks the session for.
 struct EventPlan {
     std::vector<EventSpec> events;
-    int pages = 2;             // default ring pages (the profiler applies its own x2 for stacks)
+    int pages = 2;                 // default ring pages (the profiler applies its own x2 for stacks)
     bool per_event_wakeup = true;  // SPEC §3.2: wake per event unless --watermark says otherwise
-    bool order = false;        // deliver in global timestamp order
+    bool order = false;            // deliver in global timestamp order
 };
 
 // Services the session offers a profiler. Valid from construction to destruction.
@@ -41,10 +41,10 @@ class Context {
 public:
     virtual ~Context() = default;
     virtual const Options& options() const = 0;
-    virtual tep::Tep& tep() = 0;                        // tracefs formats (mounts tracefs)
-    virtual std::string_view comm(uint32_t tid) = 0;    // task name, "<...>" when unknown
-    virtual std::string wall(uint64_t perf_time) = 0;   // WALL(ev), 26 characters
-    virtual FILE* out() = 0;                            // stdout, or the -o file
+    virtual tep::Tep& tep() = 0;                       // tracefs formats (mounts tracefs)
+    virtual std::string_view comm(uint32_t tid) = 0;   // task name, "<...>" when unknown
+    virtual std::string wall(uint64_t perf_time) = 0;  // WALL(ev), 26 characters
+    virtual FILE* out() = 0;                           // stdout, or the -o file
 };
 
 class Profiler {
@@ -66,10 +66,10 @@ struct OptUse {
 // A registry entry: one per line of profilers/profilers.def.
 struct ProfilerInfo {
     const char* name;
-    const char* summary;              // one-line description (main help and profiler help)
-    const char* usage;                // argument synopsis after "perf-prof NAME "
-    std::vector<std::string> body;    // SYNOPSIS / TRACEPOINT / EXAMPLES lines (indent relative)
-    std::vector<OptUse> options;      // accepted options beyond the global OPTION group
+    const char* summary;            // one-line description (main help and profiler help)
+    const char* usage;              // argument synopsis after "perf-prof NAME "
+    std::vector<std::string> body;  // SYNOPSIS / TRACEPOINT / EXAMPLES lines (indent relative)
+    std::vector<OptUse> options;    // accepted options beyond the global OPTION group
     std::unique_ptr<Profiler> (*create)(Context&);
 };
 

@@ -10,17 +10,17 @@ struct EventSpec;
 // One PERF_RECORD_SAMPLE, decoded by offsets computed once per event. Pointers refer into
 // the ring buffer (or its wrap copy) and are valid only during Profiler::sample().
 struct Sample {
-    const EventSpec* event = nullptr;  // which planned event produced it
-    int event_index = -1;              // index of `event` in the plan
-    int instance = -1;                 // ring-buffer instance: CPU index or thread index
-    uint32_t pid = 0, tid = 0;         // PERF_SAMPLE_TID
-    uint64_t time = 0;                 // PERF_SAMPLE_TIME, perf clock ns
-    uint64_t id = 0;                   // PERF_SAMPLE_ID
-    uint32_t cpu = UINT32_MAX;         // PERF_SAMPLE_CPU, UINT32_MAX = unknown
-    uint64_t period = 0;               // PERF_SAMPLE_PERIOD
+    const EventSpec* event = nullptr;     // which planned event produced it
+    int event_index = -1;                 // index of `event` in the plan
+    int instance = -1;                    // ring-buffer instance: CPU index or thread index
+    uint32_t pid = 0, tid = 0;            // PERF_SAMPLE_TID
+    uint64_t time = 0;                    // PERF_SAMPLE_TIME, perf clock ns
+    uint64_t id = 0;                      // PERF_SAMPLE_ID
+    uint32_t cpu = UINT32_MAX;            // PERF_SAMPLE_CPU, UINT32_MAX = unknown
+    uint64_t period = 0;                  // PERF_SAMPLE_PERIOD
     const uint64_t* callchain = nullptr;  // PERF_SAMPLE_CALLCHAIN ips
     uint64_t callchain_nr = 0;
-    const void* raw = nullptr;         // PERF_SAMPLE_RAW payload (tracepoint record)
+    const void* raw = nullptr;  // PERF_SAMPLE_RAW payload (tracepoint record)
     uint32_t raw_size = 0;
 };
 

@@ -17,7 +17,9 @@ namespace {
 // Kernel CPU numbers stay far below this; the cap keeps "0-4000000000" from allocating gigabytes.
 constexpr unsigned long long kMaxCpu = 1u << 20;
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+    return c >= '0' && c <= '9';
+}
 
 bool all_digits(std::string_view s) {
     return !s.empty() && std::all_of(s.begin(), s.end(), is_digit);
@@ -37,7 +39,9 @@ std::optional<unsigned long long> parse_decimal(std::string_view s, unsigned lon
     return v;
 }
 
-std::string quote(std::string_view s) { return "'" + std::string(s) + "'"; }
+std::string quote(std::string_view s) {
+    return "'" + std::string(s) + "'";
+}
 
 template <typename F>
 void for_each_item(std::string_view text, F f) {

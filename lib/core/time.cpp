@@ -46,8 +46,12 @@ std::string format_evts(uint64_t ns) {
     return buf;
 }
 
-int64_t realtime_now_ns() { return clock_ns(CLOCK_REALTIME); }
-int64_t monotonic_now_ns() { return clock_ns(CLOCK_MONOTONIC); }
+int64_t realtime_now_ns() {
+    return clock_ns(CLOCK_REALTIME);
+}
+int64_t monotonic_now_ns() {
+    return clock_ns(CLOCK_MONOTONIC);
+}
 
 void WallClock::calibrate(uint64_t perf_ns, int64_t realtime_ns, int64_t monotonic_ns) {
     perf_base_ = perf_ns;

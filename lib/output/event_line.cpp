@@ -15,7 +15,8 @@ void format_event_line(Context& ctx, const Sample& s, std::string& line) {
     const uint32_t pid = have_common ? uint32_t(common.pid) : s.tid;
     char buf[96];
     line += ctx.wall(s.time);
-    std::snprintf(buf, sizeof(buf), " %16.*s %6u ", 16, std::string(ctx.comm(pid)).c_str(), pid);
+    const std::string_view comm = ctx.comm(pid);
+    std::snprintf(buf, sizeof(buf), " %16.*s %6u ", int(comm.size()), comm.data(), pid);
     line += buf;
     line += have_common ? tep::lat_flags(common.flags, common.preempt_count) : std::string("....");
     if (s.cpu == UINT32_MAX)

@@ -4,8 +4,8 @@
 #include <ftw.h>
 #include <regex.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -21,8 +21,7 @@ std::string cgroup_mount() {
     std::ifstream mounts("/proc/mounts");
     std::string dev, dir, type, opts, rest, v2;
     while (mounts >> dev >> dir >> type >> opts && std::getline(mounts, rest)) {
-        if (type == "cgroup" && ("," + opts + ",").find(",perf_event,") != std::string::npos)
-            return dir;
+        if (type == "cgroup" && ("," + opts + ",").find(",perf_event,") != std::string::npos) return dir;
         if (type == "cgroup2" && v2.empty()) v2 = dir;
     }
     if (v2.empty()) throw Error("no perf_event cgroup hierarchy is mounted");
@@ -70,8 +69,7 @@ std::vector<std::string> match_regex(const std::string& mount, const std::vector
 std::vector<Cgroup> open_cgroups(std::string_view list) {
     const std::string mount = cgroup_mount();
     std::vector<std::string> names = split(list);
-    if (list.find_first_of("{}[]()|*+?^$") != std::string_view::npos)
-        names = match_regex(mount, names);
+    if (list.find_first_of("{}[]()|*+?^$") != std::string_view::npos) names = match_regex(mount, names);
     std::vector<Cgroup> out;
     for (const std::string& n : names) {
         std::string path = n.empty() ? mount : mount + "/" + (n[0] == '/' ? n.substr(1) : n);

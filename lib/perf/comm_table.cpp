@@ -100,8 +100,7 @@ std::optional<std::string_view> CommTable::find(uint32_t tid) {
 }
 
 void CommTable::drain() {
-    for (MappedRing& r : rings_)
-        r.reader().drain([this](const perf_event_header& h) { record(h); });
+    for (MappedRing& r : rings_) r.reader().drain([this](const perf_event_header& h) { record(h); });
 }
 
 void CommTable::record(const perf_event_header& h) {
@@ -134,7 +133,8 @@ void CommTable::record(const perf_event_header& h) {
             uint32_t f[4];
             std::memcpy(f, body, sizeof(f));
             auto it = names_.find(f[2]);
-            if (it != names_.end() && id.time >= it->second.time) it->second.exit_time = id.time ? id.time : 1;
+            if (it != names_.end() && id.time >= it->second.time)
+                it->second.exit_time = id.time ? id.time : 1;
             break;
         }
         default:

@@ -12,7 +12,9 @@ namespace perfprof::perf {
 namespace {
 
 // libperf prints through this hook; its messages are debugging noise for our users.
-int quiet_print(enum libperf_print_level, const char*, va_list) { return 0; }
+int quiet_print(enum libperf_print_level, const char*, va_list) {
+    return 0;
+}
 
 struct LibperfInit {
     LibperfInit() { libperf_init(quiet_print); }
@@ -43,7 +45,9 @@ CpuMap online_cpus(const std::vector<int>& only) {
     return m;
 }
 
-CpuMap any_cpu() { return CpuMap::adopt(perf_cpu_map__dummy_new()); }
+CpuMap any_cpu() {
+    return CpuMap::adopt(perf_cpu_map__dummy_new());
+}
 
 ThreadMap thread_map(const std::vector<int>& tids) {
     std::vector<pid_t> v(tids.begin(), tids.end());
@@ -52,7 +56,9 @@ ThreadMap thread_map(const std::vector<int>& tids) {
     return m;
 }
 
-ThreadMap all_threads() { return ThreadMap::adopt(perf_thread_map__new_dummy()); }
+ThreadMap all_threads() {
+    return ThreadMap::adopt(perf_thread_map__new_dummy());
+}
 
 EventList::EventList() {
     static LibperfInit once;
@@ -70,11 +76,11 @@ perf_evsel* EventList::add(const perf_event_attr& attr) {
     return ev;
 }
 
-void EventList::open(perf_evsel* ev, const CpuMap& cpus, const ThreadMap& threads,
-                     unsigned long flags, const std::string& what) {
+void EventList::open(perf_evsel* ev, const CpuMap& cpus, const ThreadMap& threads, unsigned long flags,
+                     const std::string& what) {
     int fail_cpu = -1, fail_thread = -1;
-    int ret = ppshim_evsel_open(ev, cpus.get(), threads.get(), flags | PERF_FLAG_FD_CLOEXEC,
-                                &fail_cpu, &fail_thread);
+    int ret = ppshim_evsel_open(ev, cpus.get(), threads.get(), flags | PERF_FLAG_FD_CLOEXEC, &fail_cpu,
+                                &fail_thread);
     if (ret == 0) return;
     std::string target;
     int pid = fail_thread >= 0 ? perf_thread_map__pid(threads.get(), fail_thread) : -1;
@@ -92,13 +98,17 @@ int EventList::fd(perf_evsel* ev, int cpu_idx, int thread) {
     return ppshim_evsel_fd(ev, cpu_idx, thread);
 }
 
-void EventList::enable() { perf_evlist__enable(list_.get()); }
-void EventList::disable() { perf_evlist__disable(list_.get()); }
+void EventList::enable() {
+    perf_evlist__enable(list_.get());
+}
+void EventList::disable() {
+    perf_evlist__disable(list_.get());
+}
 
 void throw_open_error(int err, const std::string& what, const perf_event_attr& attr,
                       const std::string& target) {
-    std::string msg = "cannot open " + what + (target.empty() ? "" : " on " + target) + ": " +
-                      std::strerror(err);
+    std::string msg =
+        "cannot open " + what + (target.empty() ? "" : " on " + target) + ": " + std::strerror(err);
     std::string hint;
     switch (err) {
         case EACCES:

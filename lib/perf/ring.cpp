@@ -24,7 +24,9 @@ void RingReader::store_tail(uint64_t tail) {
     __atomic_store_n(&header_->data_tail, tail, __ATOMIC_RELEASE);
 }
 
-bool RingReader::empty() const { return load_head() == header_->data_tail; }
+bool RingReader::empty() const {
+    return load_head() == header_->data_tail;
+}
 
 const perf_event_header* RingReader::record_at(uint64_t pos, uint64_t head) {
     const size_t mask = size_ - 1;
@@ -59,9 +61,9 @@ core::Mmap map_ring(int fd, int pages) {
     void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
         int err = errno;
-        throw Error::sys(err, "cannot map a ring buffer of " + std::to_string(pages) + " pages",
-                         err == EPERM ? "raise kernel.perf_event_mlock_kb or use a smaller -m"
-                                      : std::string());
+        throw Error::sys(
+            err, "cannot map a ring buffer of " + std::to_string(pages) + " pages",
+            err == EPERM ? "raise kernel.perf_event_mlock_kb or use a smaller -m" : std::string());
     }
     return core::Mmap(p, len);
 }

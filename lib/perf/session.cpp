@@ -23,18 +23,20 @@ namespace {
 
 // epoll tags: the kind in the high 32 bits, an index in the low ones.
 enum Tag : uint64_t { kRing = 1, kSideBand, kSignal, kInterval, kUsage, kHouse, kStdin };
-constexpr uint64_t tag(Tag t, uint32_t idx = 0) { return (uint64_t(t) << 32) | idx; }
+constexpr uint64_t tag(Tag t, uint32_t idx = 0) {
+    return (uint64_t(t) << 32) | idx;
+}
 
 constexpr uint64_t kCommKeepNs = 10'000'000'000ull;  // exited tasks stay resolvable this long
-constexpr unsigned kResyncTicks = 60;                 // clock resynchronisation, in seconds
+constexpr unsigned kResyncTicks = 60;                // clock resynchronisation, in seconds
 
 std::vector<int> threads_of(int pid) {
     std::vector<int> tids;
     std::error_code ec;
     std::filesystem::directory_iterator it("/proc/" + std::to_string(pid) + "/task", ec);
     if (ec)
-        throw Error("cannot open /proc/" + std::to_string(pid) + "/task: process " +
-                    std::to_string(pid) + " does not exist or has exited");
+        throw Error("cannot open /proc/" + std::to_string(pid) + "/task: process " + std::to_string(pid) +
+                    " does not exist or has exited");
     for (const auto& e : it) tids.push_back(std::atoi(e.path().filename().c_str()));
     std::sort(tids.begin(), tids.end());
     return tids;
@@ -65,7 +67,9 @@ void consume_timer(int fd) {
     }
 }
 
-int64_t tv_ns(const timeval& tv) { return int64_t(tv.tv_sec) * 1000000000 + int64_t(tv.tv_usec) * 1000; }
+int64_t tv_ns(const timeval& tv) {
+    return int64_t(tv.tv_sec) * 1000000000 + int64_t(tv.tv_usec) * 1000;
+}
 
 }  // namespace
 
@@ -84,13 +88,20 @@ std::string_view Session::comm(uint32_t tid) {
     return "<...>";
 }
 
-std::string Session::wall(uint64_t perf_time) { return core::format_wall(clock_.to_realtime(perf_time)); }
+std::string Session::wall(uint64_t perf_time) {
+    return core::format_wall(clock_.to_realtime(perf_time));
+}
 
 int Session::run() {
     // The workload is forked first, so it keeps the original stdout/stderr (SPEC §1.6, §10 #22)
     // and inherits none of our event fds.
     const bool by_threads = !opt_.pids.empty() || !opt_.tids.empty();
     if (!by_threads && !opt_.workload.empty()) workload_ = std::make_unique<Workload>(opt_.workload);
+    // Fully buffered and flushed after every batch of records: the output appears as promptly
+    // as with line buffering, at one write per batch instead of one per line. setvbuf is only
+    // valid before the first output, so it is set here once.
+    static char buf[1 << 16];
+    std::setvbuf(stdout, buf, _IOFBF, sizeof(buf));
     redirect_output();
     setup_signals();
 
@@ -145,10 +156,6 @@ void Session::redirect_output() {
         if (::dup2(fd.get(), STDOUT_FILENO) < 0 || ::dup2(fd.get(), STDERR_FILENO) < 0)
             throw Error::sys(errno, "cannot redirect output to '" + opt_.output + "'");
     }
-    // Fully buffered and flushed after every batch of records: the output appears as promptly
-    // as with line buffering, at one write per batch instead of one per line.
-    static char buf[1 << 16];
-    std::setvbuf(stdout, buf, _IOFBF, sizeof(buf));
 }
 
 void Session::setup_signals() {
@@ -177,8 +184,9 @@ void Session::open_events() {
     } else {
         per_thread = false;
     }
-    CpuMap cpus = per_thread ? any_cpu() : online_cpus(opt_.cpus.empty() ? std::vector<int>{}
-                                                                        : core::parse_cpu_list(opt_.cpus));
+    CpuMap cpus = per_thread
+                      ? any_cpu()
+                      : online_cpus(opt_.cpus.empty() ? std::vector<int>{} : core::parse_cpu_list(opt_.cpus));
     ThreadMap threads = per_thread ? thread_map(tids) : all_threads();
     if (!per_thread && opt_.cgroups_given) cgroups_ = open_cgroups(opt_.cgroups);
 
@@ -226,11 +234,13 @@ void Session::open_events() {
             for (int c = 0; c < ncpu; c++)
                 for (int t = 0; t < (per_thread ? nthr : 1); t++) {
                     int fd = EventList::fd(ev, c, t);
-                    if (!spec.filter.empty() && ::ioctl(fd, PERF_EVENT_IOC_SET_FILTER, spec.filter.c_str()) != 0)
+                    if (!spec.filter.empty() &&
+                        ::ioctl(fd, PERF_EVENT_IOC_SET_FILTER, spec.filter.c_str()) != 0)
                         throw Error(what + " filter '" + spec.filter + "' failed, " + std::strerror(errno));
                     if (need_ids_) {
                         uint64_t id = 0;
-                        if (::ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0) throw Error::sys(errno, "PERF_EVENT_IOC_ID");
+                        if (::ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0)
+                            throw Error::sys(errno, "PERF_EVENT_IOC_ID");
                         ids_.push_back({id, int(e)});
                     }
                 }
@@ -443,8 +453,7 @@ void Session::record(Instance& in, const perf_event_header& h) {
     }
 }
 
-void Session::report_lost(bool final) {
-    (void)final;
+void Session::report_lost() {
     if (!lost_pending_ || opt_.exit_n) return;
     std::fprintf(stderr, "%s %s: lost %llu events (total)\n",
                  core::format_wall(core::realtime_now_ns()).c_str(), info_.name,
@@ -454,12 +463,12 @@ void Session::report_lost(bool final) {
 
 void Session::tick() {
     drain_all();
-    report_lost(false);
+    report_lost();
     profiler_->interval();
 }
 
 void Session::housekeeping() {
-    if (!opt_.interval_ms) report_lost(false);  // at most once a second (SPEC §3.3)
+    if (!opt_.interval_ms) report_lost();  // at most once a second (SPEC §3.3)
     comms_->gc(kCommKeepNs);
     if (++house_ticks_ % kResyncTicks == 0) clock_sync_->sync(clock_);
     if (workload_ && workload_->reap()) stopping_ = true;
@@ -486,8 +495,8 @@ void Session::dump_state() {
                 (unsigned long long)lost_total_);
     for (const EventSpec& e : plan_.events)
         std::printf("  event %s%s%s sample_type %#llx%s%s\n", e.sys.c_str(), e.sys.empty() ? "" : ":",
-                    e.name.c_str(), (unsigned long long)e.attr.sample_type, e.filter.empty() ? "" : " filter ",
-                    e.filter.c_str());
+                    e.name.c_str(), (unsigned long long)e.attr.sample_type,
+                    e.filter.empty() ? "" : " filter ", e.filter.c_str());
     for (const Instance& in : instances_)
         std::printf("  instance %s %d: lost %llu%s\n", in.cpu >= 0 ? "cpu" : "thread",
                     in.cpu >= 0 ? in.cpu : in.tid, (unsigned long long)in.lost, in.hup ? " (exited)" : "");
@@ -500,7 +509,7 @@ void Session::finish() {
     drain_all();
     profiler_->finish();
     std::fflush(stdout);
-    report_lost(true);
+    report_lost();
     workload_.reset();  // SIGTERM to a workload still running
 }
 

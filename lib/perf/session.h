@@ -65,7 +65,7 @@ private:
     void record(Instance& in, const perf_event_header& h);
     void tick();
     void housekeeping();
-    void report_lost(bool final);
+    void report_lost();
     void usage_self();
     void dump_state();
     void on_signal();
@@ -85,7 +85,7 @@ private:
     EventList events_;
     std::vector<Cgroup> cgroups_;
     std::vector<std::vector<perf_evsel*>> evsels_;  // per planned event: its evsels (x cgroups)
-    std::vector<EventIds> ids_;                      // sample id -> planned event
+    std::vector<EventIds> ids_;                     // sample id -> planned event
     bool need_ids_ = false;
     std::vector<Instance> instances_;
     int pages_ = 0;

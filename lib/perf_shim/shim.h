@@ -14,12 +14,11 @@ struct perf_thread_map;
 /* Like perf_evsel__open, but with perf_event_open flags (libperf always passes 0, so its fds
  * are not close-on-exec and it cannot open cgroup events). On failure everything opened so far
  * is closed, -errno is returned and *fail_cpu_idx / *fail_thread say which open failed. */
-int ppshim_evsel_open(struct perf_evsel *evsel, struct perf_cpu_map *cpus,
-                      struct perf_thread_map *threads, unsigned long flags,
-                      int *fail_cpu_idx, int *fail_thread);
+int ppshim_evsel_open(struct perf_evsel* evsel, struct perf_cpu_map* cpus, struct perf_thread_map* threads,
+                      unsigned long flags, int* fail_cpu_idx, int* fail_thread);
 
 /* The fd of an opened evsel at (cpu index, thread index), or -1. */
-int ppshim_evsel_fd(struct perf_evsel *evsel, int cpu_idx, int thread);
+int ppshim_evsel_fd(struct perf_evsel* evsel, int cpu_idx, int thread);
 
 #ifdef __cplusplus
 }

@@ -36,8 +36,8 @@ tep_event* Tep::event(std::string_view sys, std::string_view name) {
     if (tep_event* ev = tep_find_event_by_name(tep_.get(), s.c_str(), n.c_str())) return ev;
     const std::string& dir = tracefs_dir();
     std::string path = dir + "/events/" + s + "/" + n + "/format";
-    if (s.empty() || n.empty() || s.find('/') != std::string::npos ||
-        n.find('/') != std::string::npos || ::access(path.c_str(), R_OK) != 0)
+    if (s.empty() || n.empty() || s.find('/') != std::string::npos || n.find('/') != std::string::npos ||
+        ::access(path.c_str(), R_OK) != 0)
         throw Error(s + ":" + n + " not found", "see 'perf-prof list' for the tracepoints of this kernel");
     std::string fmt = read_file(path);
     if (tep_parse_event(tep_.get(), fmt.data(), fmt.size(), s.c_str()) != TEP_ERRNO__SUCCESS)
@@ -47,8 +47,7 @@ tep_event* Tep::event(std::string_view sys, std::string_view name) {
     return ev;
 }
 
-void Tep::render_info(const void* raw, uint32_t size, int cpu, uint64_t ts,
-                      std::string& out) {
+void Tep::render_info(const void* raw, uint32_t size, int cpu, uint64_t ts, std::string& out) {
     tep_record rec{};
     rec.ts = ts;
     rec.cpu = cpu;

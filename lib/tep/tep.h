@@ -36,8 +36,7 @@ public:
 
     // Appends the print-format rendering (INFO) of a record to `out`; the record's
     // common_type selects the format, which must have been loaded with event().
-    void render_info(const void* raw, uint32_t size, int cpu, uint64_t ts,
-                     std::string& out);
+    void render_info(const void* raw, uint32_t size, int cpu, uint64_t ts, std::string& out);
 
     tep_handle* handle() { return tep_.get(); }
 

@@ -363,38 +363,33 @@ def parse_signal_line(line):
     return e
 
 
+def _parse_strict(lines, what):
+    """Parse each of `lines` as a signal_generate line; any that does not match fails."""
+    events, bad = [], []
+    for line in lines:
+        e = parse_signal_line(line)
+        if e is None:
+            bad.append(line)
+        else:
+            events.append(e)
+    assert not bad, what + ":\n" + "\n".join(bad[:20])
+    return events
+
+
 def parse_signal_lines(text, allow=()):
     """Parse every line of `text` as a signal_generate line.
 
     Lines equal to an entry of `allow` (e.g. a workload's own "done" output, which shares
     perf-prof's stdout) are skipped. Any other line that does not match fails the test."""
-    events, bad = [], []
-    for line in text.splitlines():
-        if line in allow:
-            continue
-        e = parse_signal_line(line)
-        if e is None:
-            bad.append(line)
-        else:
-            events.append(e)
-    assert not bad, "unexpected / malformed stdout lines:\n" + "\n".join(bad[:20])
-    return events
+    return _parse_strict([l for l in text.splitlines() if l not in allow],
+                         "unexpected / malformed stdout lines")
 
 
 def signal_events_in(text):
     """Parse only the lines that claim to be signal_generate events (for -v runs whose stdout
     also carries debug notices); every such line must match the strict format."""
-    events, bad = [], []
-    for line in text.splitlines():
-        if "signal:signal_generate:" not in line:
-            continue
-        e = parse_signal_line(line)
-        if e is None:
-            bad.append(line)
-        else:
-            events.append(e)
-    assert not bad, "malformed signal_generate lines:\n" + "\n".join(bad[:20])
-    return events
+    return _parse_strict([l for l in text.splitlines() if "signal:signal_generate:" in l],
+                         "malformed signal_generate lines")
 
 
 def check_wall_clock(events, t_before, t_after, slack=2.0):

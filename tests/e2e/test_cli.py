@@ -100,3 +100,15 @@ def test_bad_input(pp, args, expect, root):
         "expected exactly one `perf-prof: ...` line on stderr, got:\n" + err
     assert rc == expect, "exit status %d, expected %d (stderr: %s)" % (rc, expect, err.strip())
     assert out == "", "nothing on stdout on error, got:\n" + out
+
+
+def test_verbose_echoes_workload_words_without_dashdash(pp, needs_root, workload):
+    """SPEC §1.2 rule 8: with -v and no `--`, the words taken as the workload are echoed,
+    since a mistyped option may have become one; with `--` they are not."""
+    argv = [workload("sigself"), "1", "--silent"]
+    rc, out, err = pp.run(["signal", "-v"] + argv, timeout=30)
+    assert rc == 0 and err == ""
+    assert out.splitlines()[0] == "Unparsed options: " + " ".join(argv)
+    rc, out, err = pp.run(["signal", "-v", "--"] + argv, timeout=30)
+    assert rc == 0 and err == ""
+    assert "Unparsed options" not in out

@@ -20,27 +20,32 @@ def run_workload(argv):
     assert w.returncode == 0, (argv, w.stdout, w.stderr)
 
 
+def overflow_then_finish(prof, workload, comm, burst, settle=0.5):
+    """Stops perf-prof while `burst` signals flood CPU 1, resumes it, sends one more signal
+    (the kernel writes the LOST record with the next sample that fits, after perf-prof has
+    drained the full ring), waits `settle` s, and stops it. Returns (printed, stderr)."""
+    prof.send(signal.SIGSTOP)
+    try:
+        run_workload(sigself_argv(workload, burst, comm, cpu=1))
+    finally:
+        prof.send(signal.SIGCONT)
+    time.sleep(0.5)
+    run_workload(sigself_argv(workload, 1, comm, cpu=1))
+    time.sleep(settle)
+    prof.send(signal.SIGINT)
+    rc, out, err = prof.finish(timeout=15)
+    assert_not_crashed(rc)
+    assert rc == 0
+    return len([e for e in signal_events_in(out) if e.tcomm == comm]), err
+
+
 def test_lost_events_are_counted_exactly(pp, needs_root, workload):
     """A 1-page ring (~46 samples) overflows while perf-prof is stopped: every one of the
     1000 signals is either printed or counted in the lost notice, never both or neither."""
     need_cpu1()
     comm = unique_comm()
     prof = pp.start_ready(["signal", "-v", "-C", "1", "-m", "1", "--filter", comm], timeout=20)
-    prof.send(signal.SIGSTOP)
-    try:
-        run_workload(sigself_argv(workload, 1000, comm, cpu=1))
-    finally:
-        prof.send(signal.SIGCONT)
-    # The kernel writes the LOST record with the next sample that fits, so send one more
-    # after perf-prof has drained the full ring.
-    time.sleep(0.5)
-    run_workload(sigself_argv(workload, 1, comm, cpu=1))
-    time.sleep(0.5)
-    prof.send(signal.SIGINT)
-    rc, out, err = prof.finish(timeout=15)
-    assert_not_crashed(rc)
-    assert rc == 0
-    printed = len([e for e in signal_events_in(out) if e.tcomm == comm])
+    printed, err = overflow_then_finish(prof, workload, comm, 1000)
     # -v reports each loss at once, per CPU; the exact total is the sum.
     per_cpu = re.findall(r"signal: lost (\d+) events on CPU #1$", err, re.M)
     assert per_cpu, "a 1000-signal burst into a 1-page ring must lose events:\n" + err
@@ -54,19 +59,7 @@ def test_lost_total_notice_without_verbose(pp, needs_root, workload):
     comm = unique_comm()
     prof = pp.start(["signal", "-C", "1", "-m", "1", "--filter", comm])
     time.sleep(1.0)  # no -v, so no readiness line: give it time to enable
-    prof.send(signal.SIGSTOP)
-    try:
-        run_workload(sigself_argv(workload, 500, comm, cpu=1))
-    finally:
-        prof.send(signal.SIGCONT)
-    time.sleep(0.5)
-    run_workload(sigself_argv(workload, 1, comm, cpu=1))
-    time.sleep(1.5)  # the once-a-second notice
-    prof.send(signal.SIGINT)
-    rc, out, err = prof.finish(timeout=15)
-    assert_not_crashed(rc)
-    assert rc == 0
-    printed = len([e for e in signal_events_in(out) if e.tcomm == comm])
+    printed, err = overflow_then_finish(prof, workload, comm, 500, settle=1.5)  # 1/s notice
     totals = [int(m.group(1)) for m in map(LOST_TOTAL_RE.match, err.splitlines()) if m]
     assert totals and len(totals) == len(err.splitlines()), "only lost notices on stderr:\n" + err
     assert printed + totals[-1] == 501, (printed, totals, err)

@@ -24,7 +24,9 @@ std::string usage_error(std::string_view patterns) {
 
 }  // namespace
 
-TEST(CommFilter, PlainName) { EXPECT_EQ(comm_filter("bash"), R"(comm=="bash")"); }
+TEST(CommFilter, PlainName) {
+    EXPECT_EQ(comm_filter("bash"), R"(comm=="bash")");
+}
 TEST(CommFilter, Globs) {
     EXPECT_EQ(comm_filter("ssh*"), R"(comm~"ssh*")");
     EXPECT_EQ(comm_filter("a?c"), R"(comm~"a?c")");

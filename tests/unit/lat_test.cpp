@@ -4,7 +4,9 @@
 
 using perfprof::tep::lat_flags;
 
-TEST(LatFlags, AllClear) { EXPECT_EQ(lat_flags(0, 0), "...."); }
+TEST(LatFlags, AllClear) {
+    EXPECT_EQ(lat_flags(0, 0), "....");
+}
 
 TEST(LatFlags, IrqBhColumn) {
     EXPECT_EQ(lat_flags(0x01, 0), "d...");
@@ -65,4 +67,6 @@ TEST(LatFlags, Combined) {
     EXPECT_EQ(lat_flags(0x81 | 0x06 | 0x18, 0x12), "DbH21");
 }
 
-TEST(LatFlags, UnknownBitsIgnored) { EXPECT_EQ(lat_flags(0xffffff00u, 0), "...."); }
+TEST(LatFlags, UnknownBitsIgnored) {
+    EXPECT_EQ(lat_flags(0xffffff00u, 0), "....");
+}

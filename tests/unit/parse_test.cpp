@@ -26,22 +26,32 @@ std::string usage_error(F f) {
     return {};
 }
 
-bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
+bool starts_with(const std::string& s, const std::string& prefix) {
+    return s.rfind(prefix, 0) == 0;
+}
 
 }  // namespace
 
 // ---- parse_cpu_list ----
 
-TEST(ParseCpuList, Single) { EXPECT_EQ(parse_cpu_list("0"), (std::vector<int>{0})); }
-TEST(ParseCpuList, Range) { EXPECT_EQ(parse_cpu_list("1-5"), (std::vector<int>{1, 2, 3, 4, 5})); }
+TEST(ParseCpuList, Single) {
+    EXPECT_EQ(parse_cpu_list("0"), (std::vector<int>{0}));
+}
+TEST(ParseCpuList, Range) {
+    EXPECT_EQ(parse_cpu_list("1-5"), (std::vector<int>{1, 2, 3, 4, 5}));
+}
 TEST(ParseCpuList, Mixed) {
     EXPECT_EQ(parse_cpu_list("0-3,8,10-11"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
 }
-TEST(ParseCpuList, OneElementRange) { EXPECT_EQ(parse_cpu_list("7-7"), (std::vector<int>{7})); }
+TEST(ParseCpuList, OneElementRange) {
+    EXPECT_EQ(parse_cpu_list("7-7"), (std::vector<int>{7}));
+}
 TEST(ParseCpuList, SortedAndDeduplicated) {
     EXPECT_EQ(parse_cpu_list("8,2-4,3,0,8,1-2"), (std::vector<int>{0, 1, 2, 3, 4, 8}));
 }
-TEST(ParseCpuList, LeadingZeros) { EXPECT_EQ(parse_cpu_list("007,010"), (std::vector<int>{7, 10})); }
+TEST(ParseCpuList, LeadingZeros) {
+    EXPECT_EQ(parse_cpu_list("007,010"), (std::vector<int>{7, 10}));
+}
 TEST(ParseCpuList, UpperLimitAccepted) {
     EXPECT_EQ(parse_cpu_list("1048576"), (std::vector<int>{1 << 20}));
 }
@@ -51,15 +61,19 @@ TEST(ParseCpuList, Empty) {
 }
 TEST(ParseCpuList, EmptyItems) {
     for (const char* s : {",", "1,", ",1", "1,,2"})
-        EXPECT_EQ(usage_error([&] { parse_cpu_list(s); }), "invalid CPU list '" + std::string(s) + "': empty item");
+        EXPECT_EQ(usage_error([&] { parse_cpu_list(s); }),
+                  "invalid CPU list '" + std::string(s) + "': empty item");
 }
 TEST(ParseCpuList, Reversed) {
-    EXPECT_EQ(usage_error([] { parse_cpu_list("0,5-3"); }), "invalid CPU list '0,5-3': range 5-3 is reversed");
+    EXPECT_EQ(usage_error([] { parse_cpu_list("0,5-3"); }),
+              "invalid CPU list '0,5-3': range 5-3 is reversed");
 }
 TEST(ParseCpuList, BadItems) {
-    for (const char* s : {"-1", "1-", "-", "1--2", "1-2-3", "a", "1a", "0x1", "+1", " 1", "1 ", "1.5", "1-b", "1,-3"}) {
+    for (const char* s :
+         {"-1", "1-", "-", "1--2", "1-2-3", "a", "1a", "0x1", "+1", " 1", "1 ", "1.5", "1-b", "1,-3"}) {
         std::string msg = usage_error([&] { parse_cpu_list(s); });
-        EXPECT_TRUE(starts_with(msg, "invalid CPU list '" + std::string(s) + "': bad item")) << s << " → " << msg;
+        EXPECT_TRUE(starts_with(msg, "invalid CPU list '" + std::string(s) + "': bad item"))
+            << s << " → " << msg;
     }
 }
 TEST(ParseCpuList, TooLarge) {
@@ -72,17 +86,22 @@ TEST(ParseCpuList, TooLarge) {
 
 // ---- parse_pid_list ----
 
-TEST(ParsePidList, Single) { EXPECT_EQ(parse_pid_list("1"), (std::vector<int>{1})); }
+TEST(ParsePidList, Single) {
+    EXPECT_EQ(parse_pid_list("1"), (std::vector<int>{1}));
+}
 TEST(ParsePidList, KeepsOrderDropsDuplicates) {
     EXPECT_EQ(parse_pid_list("12,7,12,3,7"), (std::vector<int>{12, 7, 3}));
 }
-TEST(ParsePidList, Large) { EXPECT_EQ(parse_pid_list("2147483647"), (std::vector<int>{2147483647})); }
+TEST(ParsePidList, Large) {
+    EXPECT_EQ(parse_pid_list("2147483647"), (std::vector<int>{2147483647}));
+}
 TEST(ParsePidList, Empty) {
     EXPECT_EQ(usage_error([] { parse_pid_list(""); }), "invalid PID list '': empty");
 }
 TEST(ParsePidList, EmptyItems) {
     for (const char* s : {",", "1,", ",1", "1,,2"})
-        EXPECT_EQ(usage_error([&] { parse_pid_list(s); }), "invalid PID list '" + std::string(s) + "': empty item");
+        EXPECT_EQ(usage_error([&] { parse_pid_list(s); }),
+                  "invalid PID list '" + std::string(s) + "': empty item");
 }
 TEST(ParsePidList, Zero) {
     EXPECT_EQ(usage_error([] { parse_pid_list("5,0"); }), "invalid PID list '5,0': id 0 is not a process");
@@ -91,7 +110,8 @@ TEST(ParsePidList, Zero) {
 TEST(ParsePidList, BadIds) {
     for (const char* s : {"-1", "+1", "1-3", "abc", "12x", "0x10", " 1", "1 ", "1.0"}) {
         std::string msg = usage_error([&] { parse_pid_list(s); });
-        EXPECT_TRUE(starts_with(msg, "invalid PID list '" + std::string(s) + "': bad id")) << s << " → " << msg;
+        EXPECT_TRUE(starts_with(msg, "invalid PID list '" + std::string(s) + "': bad id"))
+            << s << " → " << msg;
     }
 }
 TEST(ParsePidList, TooLarge) {
@@ -103,8 +123,12 @@ TEST(ParsePidList, TooLarge) {
 
 // ---- parse_time_ns ----
 
-TEST(ParseTime, NoUnitIsNs) { EXPECT_EQ(parse_time_ns("1234"), 1234u); }
-TEST(ParseTime, Zero) { EXPECT_EQ(parse_time_ns("0"), 0u); }
+TEST(ParseTime, NoUnitIsNs) {
+    EXPECT_EQ(parse_time_ns("1234"), 1234u);
+}
+TEST(ParseTime, Zero) {
+    EXPECT_EQ(parse_time_ns("0"), 0u);
+}
 TEST(ParseTime, Units) {
     EXPECT_EQ(parse_time_ns("5ns"), 5u);
     EXPECT_EQ(parse_time_ns("5us"), 5'000u);
@@ -120,24 +144,27 @@ TEST(ParseTime, LeadingPlus) {
     EXPECT_EQ(parse_time_ns("+10ms"), 10'000'000u);
     EXPECT_EQ(parse_time_ns("+7"), 7u);
 }
-TEST(ParseTime, LeadingZerosAreDecimal) { EXPECT_EQ(parse_time_ns("010us"), 10'000u); }
+TEST(ParseTime, LeadingZerosAreDecimal) {
+    EXPECT_EQ(parse_time_ns("010us"), 10'000u);
+}
 TEST(ParseTime, Max) {
     EXPECT_EQ(parse_time_ns("18446744073709551615"), UINT64_MAX);
     EXPECT_EQ(parse_time_ns("18446744073s"), 18446744073'000'000'000u);
 }
 
 TEST(ParseTime, BadSyntax) {
-    for (const char* s : {"", "+", "ms", "s", "-5ms", "1.5ms", "5 ms", " 5", "5x", "5S", "5MS", "5m", "5sec",
-                          "5msx", "5us5", "0x10", "++5", "5Ss", "5ps", "5mS", "5,5"}) {
+    for (const char* s : {"",   "+",    "ms",   "s",    "-5ms", "1.5ms", "5 ms", " 5",  "5x",  "5S", "5MS",
+                          "5m", "5sec", "5msx", "5us5", "0x10", "++5",   "5Ss",  "5ps", "5mS", "5,5"}) {
         EXPECT_EQ(usage_error([&] { parse_time_ns(s); }),
                   "invalid time '" + std::string(s) + "': expected a number with unit s, ms, us or ns")
             << s;
     }
 }
 TEST(ParseTime, Overflow) {
-    for (const char* s : {"18446744073709551616", "99999999999999999999999", "18446744074s", "18446744073710ms",
-                          "18446744073709552us"}) {
-        EXPECT_EQ(usage_error([&] { parse_time_ns(s); }), "invalid time '" + std::string(s) + "': value too large")
+    for (const char* s : {"18446744073709551616", "99999999999999999999999", "18446744074s",
+                          "18446744073710ms", "18446744073709552us"}) {
+        EXPECT_EQ(usage_error([&] { parse_time_ns(s); }),
+                  "invalid time '" + std::string(s) + "': value too large")
             << s;
     }
 }
@@ -160,16 +187,22 @@ TEST(ParseNumber, Limits) {
     EXPECT_EQ(parse_number("9223372036854775807", "x"), LLONG_MAX);
     EXPECT_EQ(parse_number("-9223372036854775808", "x"), LLONG_MIN);
 }
-TEST(ParseNumber, LeadingSpaceLikeStrtol) { EXPECT_EQ(parse_number(" 5", "x"), 5); }
+TEST(ParseNumber, LeadingSpaceLikeStrtol) {
+    EXPECT_EQ(parse_number(" 5", "x"), 5);
+}
 TEST(ParseNumber, Errors) {
     for (const char* s : {"", "abc", "12abc", "0x", "08", "1.5", "5 ", "-", "+", "0xg", "9223372036854775808",
                           "-9223372036854775809", "1e3"}) {
-        EXPECT_EQ(usage_error([&] { parse_number(s, "interval"); }), "option `interval' expects a numerical value")
+        EXPECT_EQ(usage_error([&] { parse_number(s, "interval"); }),
+                  "option `interval' expects a numerical value")
             << s;
     }
 }
 TEST(ParseNumber, EmbeddedNul) {
-    std::string s("12\0" "3", 4);
+    std::string s(
+        "12\0"
+        "3",
+        4);
     EXPECT_EQ(usage_error([&] { parse_number(s, "exit-N"); }), "option `exit-N' expects a numerical value");
 }
 
@@ -208,5 +241,6 @@ TEST(ParsePercent, OutOfRange) {
               "option `watermark' expects a percentage from 0 to 100, got -1");
 }
 TEST(ParsePercent, NotANumber) {
-    EXPECT_EQ(usage_error([] { parse_percent("50%", "watermark"); }), "option `watermark' expects a numerical value");
+    EXPECT_EQ(usage_error([] { parse_percent("50%", "watermark"); }),
+              "option `watermark' expects a numerical value");
 }

@@ -75,7 +75,7 @@ TEST(RingReader, ReadsRecordsInOrderAndHandsSpaceBack) {
 
 TEST(RingReader, RecordWrappingTheEndIsContiguousAndAligned) {
     FakeRing ring(256);
-    ring.set_tail(232);  // 24 bytes before the end of the data area
+    ring.set_tail(232);                        // 24 bytes before the end of the data area
     ring.write(PERF_RECORD_SAMPLE, 64, 0x5c);  // 24 bytes at the end, 40 at the start
     ring.write(PERF_RECORD_SAMPLE, 16, 0x11);
     RingReader r = ring.reader();
@@ -119,7 +119,9 @@ TEST(RecordDecode, SampleFieldsInKernelOrder) {
         7,                          // id
         3,                          // cpu 3, res 0
         1,                          // period
-        2, 0xffffffff81000000ull, 0x401000,
+        2,
+        0xffffffff81000000ull,
+        0x401000,
     };
     std::vector<uint8_t> rec(sizeof(perf_event_header) + body.size() * 8 + 16);
     std::memcpy(rec.data() + sizeof(perf_event_header), body.data(), body.size() * 8);

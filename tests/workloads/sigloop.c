@@ -15,14 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
-static void on_signal(int signo)
-{
+static void on_signal(int signo) {
     (void)signo;
 }
 
-static long parse_num(const char *s)
-{
-    char *end;
+static long parse_num(const char* s) {
+    char* end;
     errno = 0;
     long v = strtol(s, &end, 10);
     if (errno || end == s || *end || v < 0) {
@@ -32,8 +30,7 @@ static long parse_num(const char *s)
     return v;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char** argv) {
     if (argc < 2 || argc > 3) {
         fprintf(stderr, "usage: sigloop PERIOD_MS [MAX_SECONDS]\n");
         return 2;
@@ -58,8 +55,7 @@ int main(int argc, char **argv)
         while (nanosleep(&ts, &ts) && errno == EINTR)
             ;
         clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec - start.tv_sec >= max_s)
-            break;
+        if (now.tv_sec - start.tv_sec >= max_s) break;
     }
     return 0;
 }

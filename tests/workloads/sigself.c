@@ -24,41 +24,35 @@
 
 static volatile sig_atomic_t handled;
 
-static void on_signal(int signo)
-{
+static void on_signal(int signo) {
     (void)signo;
     handled++;
 }
 
-static void usage(void)
-{
+static void usage(void) {
     fprintf(stderr, "usage: sigself N [SIGNO] [--wait-stdin] [--silent] [--comm NAME]\n");
     exit(2);
 }
 
-static long parse_num(const char *s)
-{
-    char *end;
+static long parse_num(const char* s) {
+    char* end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || end == s || *end)
-        usage();
+    if (errno || end == s || *end) usage();
     return v;
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char** argv) {
     long n = -1;
     int signo = SIGUSR1, wait_stdin = 0, silent = 0, npos = 0;
-    const char *comm = "sigself";
+    const char* comm = "sigself";
 
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--wait-stdin"))
             wait_stdin = 1;
         else if (!strcmp(argv[i], "--silent"))
             silent = 1;
-        else if (!strcmp(argv[i], "--comm") && i + 1 < argc && argv[i + 1][0] &&
-                 strlen(argv[i + 1]) < 16)
+        else if (!strcmp(argv[i], "--comm") && i + 1 < argc && argv[i + 1][0] && strlen(argv[i + 1]) < 16)
             comm = argv[++i];
         else if (npos == 0) {
             n = parse_num(argv[i]);
@@ -69,8 +63,7 @@ int main(int argc, char **argv)
         } else
             usage();
     }
-    if (n < 0 || signo < 1 || signo > SIGRTMAX || signo == SIGKILL || signo == SIGSTOP)
-        usage();
+    if (n < 0 || signo < 1 || signo > SIGRTMAX || signo == SIGKILL || signo == SIGSTOP) usage();
 
     prctl(PR_SET_NAME, comm, 0, 0, 0);
 
@@ -96,8 +89,7 @@ int main(int argc, char **argv)
         char line[256];
         printf("%d ready\n", (int)getpid());
         fflush(stdout);
-        if (!fgets(line, sizeof(line), stdin))
-            return 3;
+        if (!fgets(line, sizeof(line), stdin)) return 3;
     }
 
     for (long i = 0; i < n; i++) {
@@ -105,8 +97,7 @@ int main(int argc, char **argv)
             perror("kill");
             return 1;
         }
-        while (handled == 0)
-            sigsuspend(&waitmask);
+        while (handled == 0) sigsuspend(&waitmask);
         handled = 0;
     }
 

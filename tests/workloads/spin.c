@@ -11,9 +11,8 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-int main(int argc, char **argv)
-{
-    char *end;
+int main(int argc, char** argv) {
+    char* end;
     if (argc != 2) {
         fprintf(stderr, "usage: spin MS\n");
         return 2;
@@ -30,8 +29,7 @@ int main(int argc, char **argv)
     clock_gettime(CLOCK_MONOTONIC, &start);
     volatile unsigned long sink = 0;
     do {
-        for (int i = 0; i < 10000; i++)
-            sink += (unsigned long)i;
+        for (int i = 0; i < 10000; i++) sink += (unsigned long)i;
         clock_gettime(CLOCK_MONOTONIC, &now);
     } while ((now.tv_sec - start.tv_sec) * 1000L + (now.tv_nsec - start.tv_nsec) / 1000000L < ms);
     return 0;
