@@ -71,6 +71,11 @@ struct ProfilerInfo {
     std::vector<std::string> body;  // SYNOPSIS / TRACEPOINT / EXAMPLES lines (indent relative)
     std::vector<OptUse> options;    // accepted options beyond the global OPTION group
     std::unique_ptr<Profiler> (*create)(Context&);
+    // Commands with their own argument parser (list, usdt) run this with the words after
+    // their name instead of a session, and return the exit status (SPEC §1.2 rule 6).
+    int (*run_words)(const std::vector<std::string>& words) = nullptr;
+    // false: of the OPTION group only -V, -v, -q and -h (SPEC §1.7, list and usdt).
+    bool global_options = true;
 };
 
 // The explicit list, in profilers.def order.

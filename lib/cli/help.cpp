@@ -47,7 +47,9 @@ const char* help_for(const ProfilerInfo& p, const OptionRow& row) {
 }  // namespace
 
 bool accepts(const ProfilerInfo& p, Opt id) {
-    if (is_global(id)) return true;
+    if (is_global(id))
+        return p.global_options || id == Opt::Version || id == Opt::Verbose || id == Opt::Quiet ||
+               id == Opt::Help;
     return std::any_of(p.options.begin(), p.options.end(), [&](const OptUse& u) { return u.id == id; });
 }
 

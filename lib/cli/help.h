@@ -22,7 +22,8 @@ void print_profiler_help(FILE* f, const ProfilerInfo& p);
 // One option entry of §1.8.2 (prefix, padding or wrap, help lines), newline-terminated.
 std::string format_option(const OptionRow& row, const char* help);
 
-// Whether profiler `p` accepts option `id` (global group, or listed in p.options).
+// Whether profiler `p` accepts option `id` (global group unless p.global_options is false,
+// or listed in p.options).
 bool accepts(const ProfilerInfo& p, Opt id);
 
 }  // namespace perfprof::cli

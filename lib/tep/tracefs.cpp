@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -56,6 +58,21 @@ std::string locate() {
 const std::string& tracefs_dir() {
     static const std::string dir = locate();
     return dir;
+}
+
+std::vector<std::string> tracepoint_list() {
+    namespace fs = std::filesystem;
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& sys : fs::directory_iterator(tracefs_dir() + "/events", ec)) {
+        if (!sys.is_directory(ec)) continue;
+        std::error_code ec2;
+        for (const auto& ev : fs::directory_iterator(sys.path(), ec2))
+            if (ev.is_directory(ec2) && fs::exists(ev.path() / "id", ec2))
+                out.push_back(sys.path().filename().string() + ":" + ev.path().filename().string());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
 }
 
 std::string read_file(const std::string& path) {

@@ -2,12 +2,17 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace perfprof::tep {
 
 // The tracefs directory (e.g. "/sys/kernel/tracing"). Mounts it when needed and possible;
 // throws Error with a hint otherwise. The result is cached.
 const std::string& tracefs_dir();
+
+// Every tracepoint of the running kernel as "sys:name", sorted byte-wise (SPEC §1.12): an
+// entry of events/SYS/ counts when it is a directory with an `id` file.
+std::vector<std::string> tracepoint_list();
 
 // Reads a whole (small) file; throws Error naming the path on failure.
 std::string read_file(const std::string& path);

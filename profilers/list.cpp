@@ -1,0 +1,54 @@
+// list: every tracepoint of the running kernel, optionally those containing a substring
+// (SPEC §1.12).
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "perf-prof/profiler.h"
+#include "tep/tracefs.h"
+
+namespace perfprof {
+
+namespace {
+
+int list_tracepoints(const std::vector<std::string>& words) {
+    // Only the first word is used, as a plain case-sensitive substring.
+    const std::string needle = words.empty() ? std::string() : words.front();
+    const std::vector<std::string> all = tep::tracepoint_list();
+    // A terminal gets a pager, as git does; a pipe or file gets the plain list.
+    FILE* out = stdout;
+    if (::isatty(STDOUT_FILENO)) {
+        const char* pager = std::getenv("PAGER");
+        out = ::popen(pager && *pager ? pager : "less -FRX", "w");
+        if (!out) out = stdout;
+    }
+    for (const std::string& tp : all)
+        if (needle.empty() || tp.find(needle) != std::string::npos) std::fprintf(out, "%s\n", tp.c_str());
+    if (out != stdout) ::pclose(out);
+    return 0;
+}
+
+}  // namespace
+
+extern const ProfilerInfo list_info;
+const ProfilerInfo list_info = {
+    "list",
+    "List the tracepoints of this kernel.",
+    "[SUBSTRING]",
+    {
+        "SYNOPSIS",
+        "    Print every tracepoint as sys:name, sorted; with SUBSTRING, only those containing it.",
+        "",
+        "EXAMPLES",
+        "    perf-prof list",
+        "    perf-prof list sched_",
+    },
+    {},
+    nullptr,
+    list_tracepoints,
+    false,
+};
+
+}  // namespace perfprof
