@@ -1,0 +1,614 @@
+// Compiler of SPEC §2.7: lexer + precedence-climbing parser producing typed, pre-resolved nodes.
+// Evaluation and glob matching live in expr_eval.cpp.
+#include "filter/expr.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+
+namespace perfprof::filter {
+
+using detail::Fn;
+using detail::Node;
+using detail::Op;
+using detail::Type;
+
+namespace {
+
+const char* type_name(uint8_t size) {
+    switch (size) {
+        case 1:
+            return "char";
+        case 2:
+            return "short";
+        case 4:
+            return "int";
+        default:
+            return "long";
+    }
+}
+
+bool is_cstr(const Type& t) {
+    return t.ptr == 1 && t.size == 1;
+}
+
+// How an identifier resolves: a load (Var), the address of an array, or a __data_loc target.
+struct VarInfo {
+    std::string name;
+    Op op;      // Var, ArrayAddr, DynAddr
+    Type type;  // type of the expression the name denotes
+    uint8_t space = 0;
+    uint32_t offset = 0;
+    uint32_t need = 0;   // record bytes needed to read it
+    uint32_t count = 0;  // array element count for the listing (0 = not an array)
+    bool dyn_string = false;
+};
+
+std::vector<VarInfo> make_vars(std::span<const Field> fields, const CompileOptions& opts) {
+    std::vector<VarInfo> v;
+    auto regs = [&](const char* name, uint32_t off, Type t) {
+        VarInfo r{name, Op::Var, t, 1, off, 0, 0, false};
+        v.push_back(r);
+    };
+    if (opts.key_only) {
+        regs("key", 8, Type{8, true, 0});
+        return v;
+    }
+    for (const Field& f : fields) {
+        uint32_t elem = f.elem_size ? f.elem_size : f.size;
+        bool sized = elem == 1 || elem == 2 || elem == 4 || elem == 8;
+        if (f.is_dynamic) {
+            // __data_loc: the two u16 halves as variables, and the data itself through the loc.
+            v.push_back({f.name + "_offset", Op::Var, Type{2, true, 0}, 0, f.offset, f.offset + 2, 0, false});
+            v.push_back(
+                {f.name + "_len", Op::Var, Type{2, true, 0}, 0, f.offset + 2, f.offset + 4, 0, false});
+            if (!sized) elem = 1;
+            Type t{uint8_t(elem), f.is_string || !f.is_signed, 1};
+            if (f.is_string) t = Type{1, false, 1};
+            v.push_back({f.name, Op::DynAddr, t, 0, f.offset, f.offset + 4, 0, f.is_string});
+            continue;
+        }
+        if (f.is_array || f.is_string || f.size != elem) {
+            if (!sized) continue;
+            Type t{uint8_t(elem), !f.is_signed, 1};
+            if (f.is_string) t = Type{1, false, 1};
+            v.push_back({f.name, Op::ArrayAddr, t, 0, f.offset, f.offset + f.size, f.size / elem, false});
+            continue;
+        }
+        if (!sized) continue;  // odd-sized scalar: not representable, not exposed
+        v.push_back({f.name, Op::Var, Type{uint8_t(f.size), !f.is_signed, 0}, 0, f.offset, f.offset + f.size,
+                     0, false});
+    }
+    regs("_cpu", 0, Type{4, false, 0});
+    regs("_pid", 4, Type{4, false, 0});
+    return v;
+}
+
+std::string var_decl(const VarInfo& v) {
+    std::string s;
+    Type t = v.type;
+    bool arr = v.op == Op::ArrayAddr || (v.op == Op::DynAddr);
+    if (arr) t.ptr--;  // an array is listed as its element type with [N]
+    if (t.is_unsigned) s += "unsigned ";
+    s += type_name(t.size);
+    s += ' ';
+    s.append(t.ptr, '*');
+    s += v.name;
+    if (v.op == Op::ArrayAddr) s += "[" + std::to_string(v.count) + "]";
+    if (v.op == Op::DynAddr) s += "[]";
+    return s;
+}
+
+struct Tok {
+    enum Kind { End, Num, Str, Ident, Punct } kind = End;
+    size_t pos = 0;
+    std::string text;  // identifier, punctuator, or decoded string
+    uint64_t num = 0;
+    bool num_unsigned = false;
+};
+
+}  // namespace
+
+class Compiler {
+public:
+    Compiler(std::string_view src, std::span<const Field> fields, const CompileOptions& opts)
+        : src_(src), vars_(make_vars(fields, opts)) {
+        prog_.source_ = std::string(src);
+    }
+
+    Program run() {
+        next();
+        int32_t root = parse_comma();
+        if (tok_.kind != Tok::End) fail(tok_.pos, "unexpected '" + tok_.text + "'");
+        prog_.root_ = root;
+        return std::move(prog_);
+    }
+
+private:
+    [[noreturn]] void fail(size_t pos, const std::string& msg) {
+        size_t line_start = src_.rfind('\n', pos == 0 ? 0 : pos - 1);
+        line_start = (line_start == std::string_view::npos || pos == 0) ? 0 : line_start + 1;
+        size_t col = pos - line_start;
+        std::string d(src_);
+        if (d.empty() || d.back() != '\n') d += '\n';
+        d += std::string(col, ' ') + "^ " + msg + "\nAvailable variables:\n";
+        for (const VarInfo& v : vars_)
+            if (v.space == 0 || v.name == "key") d += "     " + var_decl(v) + "\n";
+        throw CompileError(msg, col, std::move(d));
+    }
+
+    // ---- lexer ----
+    void skip_space() {
+        while (i_ < src_.size()) {
+            char c = src_[i_];
+            if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+                ++i_;
+            } else if (c == '#' || (c == '/' && i_ + 1 < src_.size() && src_[i_ + 1] == '/')) {
+                while (i_ < src_.size() && src_[i_] != '\n') ++i_;
+            } else {
+                break;
+            }
+        }
+    }
+    // One character of a string/char literal: only \n is special, \X gives X (§2.7.2).
+    char lit_char(size_t& j) {
+        char c = src_[j++];
+        if (c == '\\' && j < src_.size()) {
+            c = src_[j++];
+            if (c == 'n') c = '\n';
+        }
+        return c;
+    }
+    void next() {
+        skip_space();
+        tok_ = Tok{};
+        tok_.pos = i_;
+        if (i_ >= src_.size()) return;
+        char c = src_[i_];
+        if (c >= '0' && c <= '9') {
+            uint64_t v = 0;
+            int base = 10;
+            size_t j = i_;
+            if (c == '0' && j + 1 < src_.size() && (src_[j + 1] == 'x' || src_[j + 1] == 'X')) {
+                base = 16;
+                j += 2;
+                if (j >= src_.size() || !std::isxdigit((unsigned char)src_[j]))
+                    fail(i_, "bad hexadecimal literal");
+            } else if (c == '0') {
+                base = 8;
+            }
+            for (; j < src_.size() && std::isalnum((unsigned char)src_[j]); ++j) {
+                char d = src_[j];
+                int dv =
+                    std::isdigit((unsigned char)d) ? d - '0' : (std::tolower((unsigned char)d) - 'a' + 10);
+                if (dv >= base)
+                    fail(j, base == 8 && dv < 10 ? "invalid digit in octal literal" : "bad integer literal");
+                if (v > (UINT64_MAX - uint64_t(dv)) / uint64_t(base)) fail(i_, "integer literal too large");
+                v = v * base + dv;
+            }
+            tok_.kind = Tok::Num;
+            tok_.num = v;
+            tok_.num_unsigned = v > uint64_t(INT64_MAX);
+            i_ = j;
+            return;
+        }
+        if (std::isalpha((unsigned char)c) || c == '_') {
+            size_t j = i_;
+            while (j < src_.size() && (std::isalnum((unsigned char)src_[j]) || src_[j] == '_')) ++j;
+            tok_.kind = Tok::Ident;
+            tok_.text = std::string(src_.substr(i_, j - i_));
+            i_ = j;
+            return;
+        }
+        if (c == '\'') {
+            size_t j = i_ + 1;
+            if (j >= src_.size()) fail(i_, "unterminated character literal");
+            char v = lit_char(j);
+            if (j >= src_.size() || src_[j] != '\'') fail(i_, "unterminated character literal");
+            tok_.kind = Tok::Num;
+            tok_.num = uint64_t(int64_t(v));
+            i_ = j + 1;
+            return;
+        }
+        if (c == '"') {
+            size_t j = i_ + 1;
+            std::string s;
+            while (j < src_.size() && src_[j] != '"') s += lit_char(j);
+            if (j >= src_.size()) fail(i_, "unterminated string literal");
+            tok_.kind = Tok::Str;
+            tok_.text = std::move(s);
+            i_ = j + 1;
+            return;
+        }
+        static const char* const two[] = {"++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||"};
+        for (const char* t : two) {
+            if (src_.substr(i_, 2) == t) {
+                tok_.kind = Tok::Punct;
+                tok_.text = t;
+                i_ += 2;
+                return;
+            }
+        }
+        if (std::strchr("+-*/%<>=!~&|^?:,()[]", c)) {
+            tok_.kind = Tok::Punct;
+            tok_.text = std::string(1, c);
+            ++i_;
+            return;
+        }
+        fail(i_, std::string("unexpected character '") + c + "'");
+    }
+    bool is(const char* p) const { return tok_.kind == Tok::Punct && tok_.text == p; }
+    void expect(const char* p, const char* what) {
+        if (!is(p)) fail(tok_.pos, std::string("missing '") + p + "'" + (what ? what : ""));
+        next();
+    }
+
+    // ---- node helpers ----
+    int32_t add(Node n) {
+        prog_.nodes_.push_back(n);
+        return int32_t(prog_.nodes_.size() - 1);
+    }
+    const Node& N(int32_t i) const { return prog_.nodes_[i]; }
+    Type T(int32_t i) const { return prog_.nodes_[i].type; }
+    static bool lvalue(const Node& n) { return n.op == Op::Var || n.op == Op::Deref; }
+    static uint32_t elem_size(Type t) { return t.ptr > 1 ? 8 : t.size; }  // t is a pointer
+    int32_t imm(int64_t v, Type t = Type{4, false, 0}) {
+        Node n;
+        n.op = Op::Imm;
+        n.imm = v;
+        n.type = t;
+        return add(n);
+    }
+    int32_t bin(Op op, int32_t a, int32_t b, Type t, bool uns = false, int64_t k = 0) {
+        Node n;
+        n.op = op;
+        n.a = a;
+        n.b = b;
+        n.type = t;
+        n.uns = uns;
+        n.imm = k;
+        return add(n);
+    }
+
+    // Is the current token the start of a type name (for casts and sizeof)?
+    bool at_type() const {
+        return tok_.kind == Tok::Ident &&
+               (tok_.text == "char" || tok_.text == "short" || tok_.text == "int" || tok_.text == "long" ||
+                tok_.text == "unsigned");
+    }
+    Type parse_type() {
+        Type t{4, false, 0};
+        if (tok_.text == "unsigned") {
+            t.is_unsigned = true;
+            next();
+            if (!at_type()) goto stars;  // bare `unsigned` = unsigned int
+        }
+        if (tok_.text == "char")
+            t.size = 1;
+        else if (tok_.text == "short")
+            t.size = 2;
+        else if (tok_.text == "int")
+            t.size = 4;
+        else if (tok_.text == "long")
+            t.size = 8;
+        else
+            fail(tok_.pos, "bad type");
+        next();
+    stars:
+        while (is("*")) {
+            t.ptr++;
+            next();
+        }
+        return t;
+    }
+
+    // ---- parser, lowest precedence first ----
+    int32_t parse_comma() {
+        int32_t a = parse_assign();
+        while (is(",")) {
+            next();
+            int32_t b = parse_assign();
+            a = bin(Op::Comma, a, b, T(b));
+        }
+        return a;
+    }
+    int32_t parse_assign() {
+        size_t pos = tok_.pos;
+        int32_t a = parse_cond();
+        if (is("=")) {
+            if (!lvalue(N(a))) fail(pos, "lvalue required in assignment");
+            next();
+            int32_t b = parse_assign();
+            prog_.writes_ = true;
+            return bin(Op::Assign, a, b, T(a));
+        }
+        return a;
+    }
+    int32_t parse_cond() {
+        int32_t c = parse_binary(12);
+        if (!is("?")) return c;
+        next();
+        int32_t a = parse_comma();
+        expect(":", " in conditional expression");
+        int32_t b = parse_cond();
+        Type t = T(a);
+        if (!(T(a).ptr && T(b).ptr))
+            t = Type{8, T(a).is_unsigned || T(b).is_unsigned || T(a).ptr || T(b).ptr, 0};
+        Node n;
+        n.op = Op::Cond;
+        n.a = c;
+        n.b = a;
+        n.c = b;
+        n.type = t;
+        return add(n);
+    }
+    // Binary operator precedence levels of §2.7.5 (3 = * / % … 12 = ||); 0 = not binary.
+    int level_of() const {
+        if (tok_.kind != Tok::Punct) return 0;
+        const std::string& s = tok_.text;
+        if (s == "*" || s == "/" || s == "%") return 3;
+        if (s == "+" || s == "-") return 4;
+        if (s == "<<" || s == ">>") return 5;
+        if (s == "<" || s == "<=" || s == ">" || s == ">=" || s == "~") return 6;
+        if (s == "==" || s == "!=") return 7;
+        if (s == "&") return 8;
+        if (s == "^") return 9;
+        if (s == "|") return 10;
+        if (s == "&&") return 11;
+        if (s == "||") return 12;
+        return 0;
+    }
+    int32_t parse_binary(int level) {
+        if (level < 3) return parse_unary();
+        int32_t a = parse_binary(level - 1);
+        while (level_of() == level) {
+            std::string op = tok_.text;
+            size_t pos = tok_.pos;
+            next();
+            int32_t b = parse_binary(level - 1);
+            a = make_binary(op, pos, a, b);
+        }
+        return a;
+    }
+    int32_t make_binary(const std::string& op, size_t pos, int32_t a, int32_t b) {
+        Type ta = T(a), tb = T(b);
+        bool uns = ta.is_unsigned || tb.is_unsigned || ta.ptr || tb.ptr;
+        Type lng{8, uns, 0};
+        Type i32{4, false, 0};
+        if (op == "+" || op == "-") {
+            if (ta.ptr && tb.ptr) {
+                if (op == "+") fail(pos, "invalid operands to binary +");
+                return bin(Op::PtrDiff, a, b, Type{8, false, 0}, false, elem_size(ta));
+            }
+            if (tb.ptr && op == "+") std::swap(a, b), std::swap(ta, tb);
+            if (ta.ptr) return bin(op == "+" ? Op::Add : Op::Sub, a, b, ta, false, elem_size(ta));
+            return bin(op == "+" ? Op::Add : Op::Sub, a, b, lng, false, 1);
+        }
+        if (op == "*") return bin(Op::Mul, a, b, lng);
+        if (op == "/") return bin(Op::Div, a, b, lng, uns);
+        if (op == "%") return bin(Op::Mod, a, b, lng, uns);
+        if (op == "<<") return bin(Op::Shl, a, b, lng);
+        if (op == ">>") return bin(Op::Shr, a, b, lng, uns);
+        if (op == "<") return bin(Op::Lt, a, b, i32, uns);
+        if (op == "<=") return bin(Op::Le, a, b, i32, uns);
+        if (op == ">") return bin(Op::Gt, a, b, i32, uns);
+        if (op == ">=") return bin(Op::Ge, a, b, i32, uns);
+        if (op == "~") {
+            if (!is_cstr(ta) || !is_cstr(tb)) fail(pos, "operands of '~' must be char *");
+            return bin(Op::Glob, a, b, i32);
+        }
+        if (op == "==" || op == "!=") {
+            bool str = is_cstr(ta) && is_cstr(tb);
+            if (str) return bin(op == "==" ? Op::StrEq : Op::StrNe, a, b, i32);
+            return bin(op == "==" ? Op::Eq : Op::Ne, a, b, i32);
+        }
+        if (op == "&") return bin(Op::BitAnd, a, b, lng);
+        if (op == "^") return bin(Op::Xor, a, b, lng);
+        if (op == "|") return bin(Op::BitOr, a, b, lng);
+        if (op == "&&") return bin(Op::LAnd, a, b, i32);
+        return bin(Op::LOr, a, b, i32);
+    }
+    int32_t inc(Op op, int32_t a, int64_t delta, size_t pos) {
+        if (!lvalue(N(a))) fail(pos, "lvalue required for ++/--");
+        prog_.writes_ = true;
+        Type t = T(a);
+        return bin(op, a, -1, t, false, t.ptr ? delta * int64_t(elem_size(t)) : delta);
+    }
+    int32_t parse_unary() {
+        size_t pos = tok_.pos;
+        if (tok_.kind == Tok::Punct) {
+            std::string op = tok_.text;
+            if (op == "++" || op == "--") {
+                next();
+                int32_t a = parse_unary();
+                return inc(Op::PreInc, a, op == "++" ? 1 : -1, pos);
+            }
+            if (op == "+") {
+                next();
+                return parse_unary();
+            }
+            if (op == "-" || op == "!" || op == "~") {
+                next();
+                int32_t a = parse_unary();
+                Type t = op == "!" ? Type{4, false, 0} : Type{8, T(a).is_unsigned, 0};
+                return bin(op == "-" ? Op::Neg : op == "!" ? Op::Not : Op::BitNot, a, -1, t);
+            }
+            if (op == "*") {
+                next();
+                int32_t a = parse_unary();
+                Type t = T(a);
+                if (!t.ptr) fail(pos, "bad dereference");
+                t.ptr--;
+                return bin(Op::Deref, a, -1, t);
+            }
+            if (op == "&") {
+                next();
+                int32_t a = parse_unary();
+                if (!lvalue(N(a))) fail(pos, "bad address-of");
+                prog_.writes_ = true;  // the address may be written through
+                Type t = T(a);
+                t.ptr++;
+                return bin(Op::AddrOf, a, -1, t);
+            }
+            if (op == "(") {
+                // A cast if a type name follows; otherwise a parenthesised primary (postfix applies).
+                size_t save_i = i_;
+                Tok save = tok_;
+                next();
+                if (at_type()) {
+                    Type t = parse_type();
+                    expect(")", " after cast type");
+                    int32_t a = parse_unary();
+                    return bin(Op::Cast, a, -1, t);
+                }
+                i_ = save_i;
+                tok_ = save;
+            }
+        }
+        if (tok_.kind == Tok::Ident && tok_.text == "sizeof") {
+            next();
+            expect("(", " after sizeof");
+            if (!at_type()) fail(tok_.pos, "type name expected in sizeof");
+            Type t = parse_type();
+            expect(")", " after sizeof type");
+            return imm(t.ptr ? 8 : t.size);
+        }
+        return parse_postfix();
+    }
+    int32_t parse_postfix() {
+        int32_t a = parse_primary();
+        while (true) {
+            size_t pos = tok_.pos;
+            if (is("[")) {
+                next();
+                int32_t idx = parse_comma();
+                expect("]", " after index");
+                Type ta = T(a), tb = T(idx);
+                if (!ta.ptr && tb.ptr) std::swap(a, idx), std::swap(ta, tb);
+                if (!ta.ptr) fail(pos, "pointer or array expected before '['");
+                int32_t sum = bin(Op::Add, a, idx, ta, false, elem_size(ta));
+                Type t = ta;
+                t.ptr--;
+                a = bin(Op::Deref, sum, -1, t);
+            } else if (is("++") || is("--")) {
+                bool up = is("++");
+                next();
+                a = inc(Op::PostInc, a, up ? 1 : -1, pos);
+            } else {
+                return a;
+            }
+        }
+    }
+    int32_t parse_primary() {
+        size_t pos = tok_.pos;
+        switch (tok_.kind) {
+            case Tok::End:
+                fail(pos, "unexpected end of expression");
+            case Tok::Num: {
+                uint64_t v = tok_.num;
+                Type t{4, false, 0};
+                if (tok_.num_unsigned)
+                    t = Type{8, true, 0};
+                else if (v > uint64_t(INT32_MAX))
+                    t = Type{8, false, 0};
+                next();
+                return imm(int64_t(v), t);
+            }
+            case Tok::Str: {
+                prog_.strings_.push_back(tok_.text);
+                next();
+                while (tok_.kind == Tok::Str) next();  // adjacent literals: the second is skipped (§2.7.2)
+                Node n;
+                n.op = Op::Str;
+                n.imm = int64_t(prog_.strings_.size() - 1);
+                n.type = Type{1, false, 1};
+                return add(n);
+            }
+            case Tok::Punct:
+                if (is("(")) {
+                    next();
+                    int32_t a = parse_comma();
+                    expect(")", nullptr);
+                    return a;
+                }
+                fail(pos, "unexpected '" + tok_.text + "'");
+            case Tok::Ident:
+                break;
+        }
+        std::string name = tok_.text;
+        next();
+        if (is("(")) return parse_call(name, pos);
+        for (const VarInfo& v : vars_) {
+            if (v.name != name) continue;
+            Node n;
+            n.op = v.op;
+            n.type = v.type;
+            n.space = v.space;
+            n.imm = v.offset;
+            n.dyn_string = v.dyn_string;
+            prog_.min_size_ = std::max(prog_.min_size_, v.need);
+            return add(n);
+        }
+        fail(pos, "undefined variable '" + name + "'");
+    }
+    int32_t parse_call(const std::string& name, size_t pos) {
+        struct Sig {
+            const char* name;
+            Fn fn;
+            int min, max;
+            Type ret;
+        };
+        static const Sig sigs[] = {
+            {"printf", Fn::Printf, 1, 7, Type{4, false, 0}},
+            {"ksymbol", Fn::Ksymbol, 1, 1, Type{1, false, 1}},
+            {"ntohl", Fn::Ntohl, 1, 1, Type{4, false, 0}},
+            {"ntohs", Fn::Ntohs, 1, 1, Type{2, false, 0}},
+            {"strncmp", Fn::Strncmp, 3, 3, Type{4, false, 0}},
+            {"comm_get", Fn::CommGet, 1, 1, Type{1, false, 1}},
+            {"syscall_name", Fn::SyscallName, 1, 1, Type{1, false, 1}},
+            {"exit_reason_str", Fn::ExitReason, 2, 2, Type{1, false, 1}},
+            {"system", Fn::System, 1, 7, Type{4, false, 0}},
+        };
+        const Sig* sig = nullptr;
+        for (const Sig& s : sigs)
+            if (name == s.name) sig = &s;
+        if (!sig) fail(pos, "undefined function '" + name + "'");
+        next();  // '('
+        std::vector<int32_t> args;
+        if (!is(")")) {
+            while (true) {
+                args.push_back(parse_assign());
+                if (!is(",")) break;
+                next();
+            }
+        }
+        expect(")", " after function arguments");
+        if (int(args.size()) < sig->min || int(args.size()) > sig->max)
+            fail(pos, "wrong number of arguments to " + name);
+        if ((sig->fn == Fn::Printf || sig->fn == Fn::System) && !is_cstr(T(args[0])))
+            fail(pos, name + " format must be char *");
+        if (sig->fn == Fn::Strncmp && (!is_cstr(T(args[0])) || !is_cstr(T(args[1]))))
+            fail(pos, "strncmp arguments must be char *");
+        if (sig->fn == Fn::Ksymbol) prog_.uses_ksymbol_ = true;
+        Node n;
+        n.op = Op::Call;
+        n.fn = sig->fn;
+        n.type = sig->ret;
+        n.a = int32_t(prog_.args_.size());
+        n.imm = int64_t(args.size());
+        prog_.args_.insert(prog_.args_.end(), args.begin(), args.end());
+        return add(n);
+    }
+
+    std::string_view src_;
+    std::vector<VarInfo> vars_;
+    size_t i_ = 0;
+    Tok tok_;
+    Program prog_;
+};
+
+Program compile(std::string_view expr, std::span<const Field> fields, const CompileOptions& opts) {
+    return Compiler(expr, fields, opts).run();
+}
+
+}  // namespace perfprof::filter
