@@ -57,6 +57,22 @@ $(BUILD)/obj/lib/perf_shim/%.o: lib/perf_shim/%.c | $(LIBPERF)/libperf.a
 	@echo "  CC       $<"
 	@$(CC) $(SHIM_CPPFLAGS) -MMD -MP $(CFLAGS) -c -o $@ $<
 
+# syscall_name(): the {nr, "name"} table from the system's x86_64 syscall numbers. Shared by
+# every $(BUILD) (it does not depend on flags); written via a temp file so a parallel or
+# interrupted make never leaves half a header.
+GEN       := build/gen
+UNISTD_64 := $(firstword $(wildcard /usr/include/x86_64-linux-gnu/asm/unistd_64.h /usr/include/asm/unistd_64.h))
+$(GEN)/syscall_table.h: $(UNISTD_64) Makefile
+	@test -n "$(UNISTD_64)" || { echo "asm/unistd_64.h not found (install linux-libc-dev)" >&2; exit 1; }
+	@mkdir -p $(dir $@)
+	@echo "  GEN      $@"
+	@awk '$$1 == "#define" && $$2 ~ /^__NR_/ && $$3 ~ /^[0-9]+$$/ \
+	    { printf "{%s, \"%s\"},\n", $$3, substr($$2, 6) }' $< > $@.tmp
+	@test -s $@.tmp || { echo "no __NR_ lines in $<" >&2; rm -f $@.tmp; exit 1; }
+	@mv $@.tmp $@
+$(BUILD)/obj/filter/syscall_names.o: $(GEN)/syscall_table.h
+$(BUILD)/obj/filter/syscall_names.o: CPPFLAGS += -I$(GEN)
+
 $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)
 	@echo "  WORKLOAD $@"
@@ -96,3 +112,46 @@ clean:
 	rm -rf $(BUILD)/obj $(BUILD)/san $(BUILD)/unit_tests $(BUILD)/workloads perf-prof
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# ---- fuzzing (not part of `make test`): libFuzzer targets of tests/fuzz/, FUZZ_SECONDS each ----
+.PHONY: fuzz fuzz-build bench
+FUZZ_SECONDS  ?= 60
+FUZZ_CXX      := clang++
+FUZZ_FLAGS    := -std=c++20 -O1 -g -fno-omit-frame-pointer -Iinclude -Ilib -I. \
+                 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_TARGETS  := event_spec_fuzz expr_fuzz
+FUZZ_BINS     := $(FUZZ_TARGETS:%=build/fuzz/%)
+FUZZ_HDRS     := include/perf-prof/error.h lib/core/parse.h lib/event/event_spec.h filter/expr.h
+
+fuzz-build: $(FUZZ_BINS)
+# Each fuzzer is linked from its harness and only the sources it exercises.
+build/fuzz/event_spec_fuzz: lib/event/event_spec.cpp lib/core/parse.cpp
+build/fuzz/expr_fuzz: filter/expr.cpp filter/expr_eval.cpp
+build/fuzz/%: tests/fuzz/%.cpp $(FUZZ_HDRS)
+	@mkdir -p $(dir $@)
+	@echo "  FUZZ     $@"
+	@$(FUZZ_CXX) $(FUZZ_FLAGS) -o $@ $< $(filter %.cpp,$(wordlist 2,99,$^))
+
+# The checked-in seeds stay read-only: new inputs go to build/fuzz/corpus/<target>, crashes and
+# hangs (-timeout) to build/fuzz/artifacts/. A finding makes the target fail.
+fuzz: $(FUZZ_BINS)
+	@set -e; for t in $(FUZZ_TARGETS); do \
+	    mkdir -p build/fuzz/corpus/$$t build/fuzz/artifacts; \
+	    echo "== fuzz $$t for $(FUZZ_SECONDS)s"; \
+	    dict=tests/fuzz/$${t%_fuzz}.dict; [ -f $$dict ] || dict=tests/fuzz/expr.dict; \
+	    build/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=2 -rss_limit_mb=2048 -max_len=4096 \
+	        -dict=$$dict -print_final_stats=1 -artifact_prefix=build/fuzz/artifacts/$$t- \
+	        build/fuzz/corpus/$$t tests/fuzz/corpus/$$t 2>build/fuzz/$$t.log \
+	        || { tail -60 build/fuzz/$$t.log; echo "fuzz: $$t found a problem; reproducer in build/fuzz/artifacts/"; exit 1; }; \
+	    grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' build/fuzz/$$t.log || true; \
+	done
+
+# ---- benchmark: trace vs perf record under a context-switch storm (bench/README in the script) ----
+bench: deps
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/pingpong
+	/usr/bin/python3 bench/trace_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
+
+$(BUILD)/bench/%: bench/%.c
+	@mkdir -p $(dir $@)
+	@echo "  BENCH    $@"
+	@$(CC) -O2 -g -Wall -Wextra -o $@ $< -lpthread

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "cli/help.h"
+#include "cli/help_word.h"
 #include "cli/parser.h"
 #include "perf-prof/error.h"
 #include "perf-prof/profiler.h"
@@ -32,6 +33,8 @@ int main(int argc, char** argv) {
             case cli::Action::Version:
                 std::printf("perf-prof %s\n", PERF_PROF_VERSION);
                 return 0;
+            case cli::Action::HelpWord:
+                return cli::run_help_word(p.opt, p.profiler);
             case cli::Action::Symbols:
                 throw Error("--symbols is not available in this version yet");
             case cli::Action::Run:

@@ -243,8 +243,31 @@ private:
         next();
     }
 
+    // ---- limits ----
+    // Parsing and eval() recurse over the expression: a command-line argument (up to 128 KiB) of
+    // nested parentheses or of `1+1+…` would otherwise overflow the stack (found by
+    // tests/fuzz/expr_fuzz). Both bounds are far beyond hand-written expressions.
+    static constexpr int kMaxNesting = 1000;  // parser recursion: about 3 per parenthesis level
+    static constexpr int kMaxDepth = 1000;    // tree height, i.e. eval() recursion
+    struct Nest {
+        Compiler& c;
+        explicit Nest(Compiler& cc) : c(cc) {
+            if (++c.nesting_ > kMaxNesting) c.fail(c.tok_.pos, "expression nested too deeply");
+        }
+        ~Nest() { --c.nesting_; }
+    };
+
     // ---- node helpers ----
     int32_t add(Node n) {
+        auto depth = [&](int32_t i) { return i >= 0 ? depth_[size_t(i)] : 0; };
+        int d = 0;
+        if (n.op == Op::Call) {
+            for (int64_t k = 0; k < n.imm; ++k) d = std::max(d, depth(prog_.args_[size_t(n.a + k)]));
+        } else {
+            d = std::max({depth(n.a), depth(n.b), depth(n.c)});
+        }
+        if (d + 1 > kMaxDepth) fail(tok_.pos, "expression nested too deeply");
+        depth_.push_back(d + 1);
         prog_.nodes_.push_back(n);
         return int32_t(prog_.nodes_.size() - 1);
     }
@@ -313,6 +336,7 @@ private:
         return a;
     }
     int32_t parse_assign() {
+        Nest nest(*this);
         size_t pos = tok_.pos;
         int32_t a = parse_cond();
         if (is("=")) {
@@ -325,6 +349,7 @@ private:
         return a;
     }
     int32_t parse_cond() {
+        Nest nest(*this);
         int32_t c = parse_binary(12);
         if (!is("?")) return c;
         next();
@@ -415,6 +440,7 @@ private:
         return bin(op, a, -1, t, false, t.ptr ? delta * int64_t(elem_size(t)) : delta);
     }
     int32_t parse_unary() {
+        Nest nest(*this);
         size_t pos = tok_.pos;
         if (tok_.kind == Tok::Punct) {
             std::string op = tok_.text;
@@ -605,6 +631,8 @@ private:
     size_t i_ = 0;
     Tok tok_;
     Program prog_;
+    int nesting_ = 0;
+    std::vector<int> depth_;  // tree height of each node, parallel to prog_.nodes_
 };
 
 Program compile(std::string_view expr, std::span<const Field> fields, const CompileOptions& opts) {

@@ -41,7 +41,9 @@ public:
         return p;
     }
 
-    void sample(const Sample& s) noexcept override {
+    void sample(const Sample& s) noexcept override { print_event(s); }
+
+    void print_event(const Sample& s) noexcept override {
         line_.clear();
         output::format_event_line(ctx_, s, line_);
         std::fwrite(line_.data(), 1, line_.size(), ctx_.out());

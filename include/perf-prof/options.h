@@ -1,6 +1,7 @@
 // Options: every command-line value, parsed once by lib/cli (SPEC §1.4, §1.5).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -34,7 +35,10 @@ enum class Opt {
     Event,
     Filter,
     CallGraph,
+    Inherit,
+    Overwrite,  // keep last: kOptCount below
 };
+inline constexpr std::size_t kOptCount = static_cast<std::size_t>(Opt::Overwrite) + 1;
 
 struct Options {
     // Attach model (SPEC §1.6). Empty = not given.
@@ -62,6 +66,8 @@ struct Options {
     std::string filter;               // --filter
     bool filter_given = false;
     bool call_graph = false;  // -g
+    bool inherit = false;     // --inherit: child tasks are counted too
+    bool overwrite = false;   // --overwrite: write_backward rings, read at ticks and at exit
 
     std::string symbols;  // --symbols PATH (no profiler)
 

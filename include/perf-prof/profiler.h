@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "filter/expr.h"
 #include "perf-prof/options.h"
 #include "perf-prof/sample.h"
 
@@ -19,21 +20,41 @@ namespace perfprof {
 namespace tep {
 class Tep;
 }
+namespace event {
+struct Resolved;
+}
+
+enum class EventKind { Tracepoint, Kprobe, Kretprobe, Uprobe, Uretprobe, Other };
 
 // One event to open on every instance.
 struct EventSpec {
-    std::string sys, name;           // tracepoint "sys:name"; sys empty for other PMUs
-    perf_event_attr attr{};          // sample_type, period, wake-up bits, ...
-    std::string filter;              // ftrace filter installed with PERF_EVENT_IOC_SET_FILTER
-    struct tep_event* tp = nullptr;  // tracepoint format, for rendering and field access
+    std::string sys, name;  // "sys:name"; for probes sys is "kprobe"/"uprobe"/..., name the function
+    EventKind kind = EventKind::Tracepoint;
+    perf_event_attr attr{};             // sample_type, period, wake-up bits, ...
+    std::string filter;                 // ftrace filter installed with PERF_EVENT_IOC_SET_FILTER
+    std::string probe;                  // kprobe_func / uprobe_path: the session points config1 here
+    std::vector<int> cpus;              // cpus= attribute: only these CPUs (∩ the device's); empty = all
+    struct tep_event* tp = nullptr;     // tracepoint format, for rendering and field access
+    std::vector<filter::Field> fields;  // the record's fields, for user-space filters and EXPRs
+};
+
+// A profiler named inside an event list (SPEC §2.8), opened as a child whose samples are
+// forwarded to the parent.
+struct NestedSpec {
+    std::string profiler;   // registered name
+    std::string options;    // PROFILER-OPTIONS text, split on single spaces
+    std::vector<int> cpus;  // cpus= attribute
 };
 
 // What a profiler asks the session for.
 struct EventPlan {
     std::vector<EventSpec> events;
+    std::vector<NestedSpec> nested;
     int pages = 2;                 // default ring pages (the profiler applies its own x2 for stacks)
-    bool per_event_wakeup = true;  // SPEC §3.2: wake per event unless --watermark says otherwise
+    bool per_event_wakeup = true;  // false: batched wake-ups (watermark) plus a short timer flush
     bool order = false;            // deliver in global timestamp order
+    bool user_filter = false;      // a filter the kernel rejects is evaluated here (SPEC §2.6.2)
+    bool overwrite = false;        // write_backward rings, read at each tick and at exit
 };
 
 // Services the session offers a profiler. Valid from construction to destruction.
@@ -41,10 +62,11 @@ class Context {
 public:
     virtual ~Context() = default;
     virtual const Options& options() const = 0;
-    virtual tep::Tep& tep() = 0;                       // tracefs formats (mounts tracefs)
-    virtual std::string_view comm(uint32_t tid) = 0;   // task name, "<...>" when unknown
-    virtual std::string wall(uint64_t perf_time) = 0;  // WALL(ev), 26 characters
-    virtual FILE* out() = 0;                           // stdout, or the -o file
+    virtual tep::Tep& tep() = 0;                        // tracefs formats (mounts tracefs)
+    virtual std::string_view comm(uint32_t tid) = 0;    // task name, "<...>" when unknown
+    virtual std::string wall(uint64_t perf_time) = 0;   // WALL(ev), 26 characters
+    virtual FILE* out() = 0;                            // stdout, or the -o file
+    virtual const filter::EvalHooks* eval_hooks() = 0;  // comm_get, syscall_name, ... for EXPRs
 };
 
 class Profiler {
@@ -52,9 +74,11 @@ public:
     virtual ~Profiler() = default;
     virtual EventPlan plan() = 0;                       // which events, sample_type, filters
     virtual void sample(const Sample& s) noexcept = 0;  // hot path
-    virtual void lost(const LostRange&) noexcept {}     // drop pairing state in that window
-    virtual void interval() {}                          // every -i ms
-    virtual void finish() {}                            // flush every output, also on SIGINT
+    // Prints a sample of this profiler's own events for a parent it is nested in (SPEC §2.8).
+    virtual void print_event(const Sample& s) noexcept { (void)s; }
+    virtual void lost(const LostRange&) noexcept {}  // drop pairing state in that window
+    virtual void interval() {}                       // every -i ms
+    virtual void finish() {}                         // flush every output, also on SIGINT
 };
 
 // One option a profiler accepts, with an optional help override (SPEC §1.7).
@@ -76,6 +100,9 @@ struct ProfilerInfo {
     int (*run_words)(const std::vector<std::string>& words) = nullptr;
     // false: of the OPTION group only -V, -v, -q and -h (SPEC §1.7, list and usdt).
     bool global_options = true;
+    // The `help` word (SPEC §1.10): the command template for these resolved events, one line
+    // ending in a newline; null = no template.
+    std::string (*help_template)(const Options& opt, const std::vector<event::Resolved>& events) = nullptr;
 };
 
 // The explicit list, in profilers.def order.

@@ -6,6 +6,7 @@
 namespace perfprof {
 
 struct EventSpec;
+class Profiler;
 
 // One PERF_RECORD_SAMPLE, decoded by offsets computed once per event. Pointers refer into
 // the ring buffer (or its wrap copy) and are valid only during Profiler::sample().
@@ -22,6 +23,8 @@ struct Sample {
     uint64_t callchain_nr = 0;
     const void* raw = nullptr;  // PERF_SAMPLE_RAW payload (tracepoint record)
     uint32_t raw_size = 0;
+    // Set when the sample comes from a nested profiler (SPEC §2.8): that profiler prints it.
+    Profiler* from = nullptr;
 };
 
 // A PERF_RECORD_LOST: `count` records dropped on one ring between `start` and `end`

@@ -7,7 +7,7 @@ namespace perfprof::cli {
 
 namespace {
 
-constexpr std::size_t kRows = static_cast<std::size_t>(Opt::CallGraph) + 1;
+constexpr std::size_t kRows = kOptCount;
 
 using K = ArgKind;
 using G = Group;
@@ -54,6 +54,11 @@ constexpr std::array<OptionRow, kRows> kTable{{
      "event selector; see 'perf-prof list'"},
     {Opt::Filter, 0, "filter", "filter", K::Value, false, G::Profiler, "event filter, profiler-specific"},
     {Opt::CallGraph, 'g', "call-graph", "", K::Flag, false, G::Profiler, "record call stacks"},
+    {Opt::Inherit, 0, "inherit", "", K::Flag, false, G::Profiler,
+     "also trace the children the attached tasks create"},
+    {Opt::Overwrite, 0, "overwrite", "", K::Flag, false, G::Profiler,
+     "keep only the newest events in each ring buffer;\n"
+     "read them at each -i tick and at exit"},
 }};
 
 constexpr bool rows_in_enum_order() {

@@ -33,8 +33,12 @@ constexpr const char* kNoValue = "\x01";
 // Stands for an empty "--x=" value while CLI11 parses (see protect_empty_value).
 constexpr char kEmptyMark = '\x02';
 
+// The `help` word as a pseudo-profiler (SPEC §1.2 rule 3): after it only -e and -h remain
+// usable (with -V, -v and -q, which every word accepts).
+const ProfilerInfo kHelpWord{"help", "", "", {}, {{Opt::Event, nullptr}}, nullptr, nullptr, false};
+
 std::string see(const ProfilerInfo* p) {
-    if (p) return std::string(" (see 'perf-prof ") + p->name + " -h')";
+    if (p && p != &kHelpWord) return std::string(" (see 'perf-prof ") + p->name + " -h')";
     return " (see 'perf-prof -h')";
 }
 
@@ -228,6 +232,12 @@ private:
             case Opt::CallGraph:
                 opt.call_graph = true;
                 break;
+            case Opt::Inherit:
+                opt.inherit = true;
+                break;
+            case Opt::Overwrite:
+                opt.overwrite = true;
+                break;
         }
     }
 
@@ -301,6 +311,27 @@ std::vector<std::string> split_workload(const std::vector<std::string>& rest) {
     return {from, rest.end()};
 }
 
+// `rest` starts with the `help` word (SPEC §1.10); `after` is the stretch of the profiler's
+// options, if a profiler was named.
+void parse_help_word(Parsed& out, const Pass& before, const Pass* after,
+                     const std::vector<std::string>& rest) {
+    Pass help(&kHelpWord);
+    help.run({rest.begin() + 1, rest.end()});
+    if (auto hv = help.first_help_or_version()) {
+        out.action = *hv == Opt::Version ? Action::Version
+                     : out.profiler      ? Action::ProfilerHelp
+                                         : Action::MainHelp;
+        out.opt.version = *hv == Opt::Version;
+        return;
+    }
+    before.apply(out.opt, out.profiler);
+    if (after) after->apply(out.opt, out.profiler);
+    help.apply(out.opt, out.profiler);
+    if (!help.rest().empty())
+        throw Error::usage("unexpected '" + help.rest().front() + "' after help" + see(out.profiler));
+    out.action = Action::HelpWord;
+}
+
 }  // namespace
 
 Parsed parse(const std::vector<std::string>& args, const std::vector<const ProfilerInfo*>& registry) {
@@ -319,6 +350,11 @@ Parsed parse(const std::vector<std::string>& args, const std::vector<const Profi
     const ProfilerInfo* profiler =
         rest.empty() || rest.front() == "--" ? nullptr : find_in(registry, rest.front());
     if (!profiler) {
+        // `perf-prof [OPTION...] help`: templates of every profiler (SPEC §1.10).
+        if (!rest.empty() && rest.front() == "help") {
+            parse_help_word(out, before, nullptr, rest);
+            return out;
+        }
         before.apply(out.opt, nullptr);
         if (rest.empty()) {
             out.action = out.opt.symbols.empty() ? Action::MainHelp : Action::Symbols;
@@ -336,6 +372,13 @@ Parsed parse(const std::vector<std::string>& args, const std::vector<const Profi
     if (auto hv = after.first_help_or_version()) {
         out.action = *hv == Opt::Help ? Action::ProfilerHelp : Action::Version;
         out.opt.version = *hv == Opt::Version;
+        return out;
+    }
+
+    // `help` as the first workload word; "-- help" runs a command named help, and commands
+    // with their own words (list, usdt) take it as one of them.
+    if (!profiler->run_words && !after.rest().empty() && after.rest().front() == "help") {
+        parse_help_word(out, before, &after, after.rest());
         return out;
     }
 

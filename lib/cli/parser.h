@@ -15,6 +15,7 @@ enum class Action {
     ProfilerHelp,  // print_profiler_help(*profiler), exit 129
     Version,       // print "perf-prof VERSION", exit 0
     Symbols,       // the --symbols service on opt.symbols
+    HelpWord,      // the `help` word (SPEC §1.10): run_help_word(opt, profiler), exit 0
 };
 
 struct Parsed {

@@ -1,6 +1,7 @@
 #include "output/event_line.h"
 
 #include <cstdio>
+#include <cstring>
 
 #include "core/time.h"
 #include "tep/lat.h"
@@ -8,13 +9,44 @@
 
 namespace perfprof::output {
 
-void format_event_line(Context& ctx, const Sample& s, std::string& line) {
+namespace {
+
+uint64_t raw_u64(const Sample& s, uint32_t off) {
+    uint64_t v = 0;
+    if (s.raw && s.raw_size >= off + 8) std::memcpy(&v, static_cast<const uint8_t*>(s.raw) + off, 8);
+    return v;
+}
+
+// Probe INFO (SPEC §3.9): entry probes print the probed address, return probes the return
+// address and the function.
+void probe_info(const Sample& s, std::string& line) {
+    char buf[64];
+    switch (s.event->kind) {
+        case EventKind::Kprobe:
+        case EventKind::Uprobe:
+            std::snprintf(buf, sizeof(buf), "(%#llx)", (unsigned long long)raw_u64(s, 8));
+            break;
+        default:
+            std::snprintf(buf, sizeof(buf), "(%#llx <- %#llx)", (unsigned long long)raw_u64(s, 16),
+                          (unsigned long long)raw_u64(s, 8));
+            break;
+    }
+    line += buf;
+}
+
+}  // namespace
+
+void format_event_line(Context& ctx, const Sample& s, std::string& line, char marker) {
     tep::CommonFields common{};
     const bool have_common = tep::read_common(s.raw, s.raw_size, common);
     // common_pid is the task the tracepoint fired in; fall back to the sample's tid.
     const uint32_t pid = have_common ? uint32_t(common.pid) : s.tid;
     char buf[96];
     line += ctx.wall(s.time);
+    if (marker) {
+        line += ' ';
+        line += marker;
+    }
     const std::string_view comm = ctx.comm(pid);
     std::snprintf(buf, sizeof(buf), " %16.*s %6u ", int(comm.size()), comm.data(), pid);
     line += buf;
@@ -31,7 +63,10 @@ void format_event_line(Context& ctx, const Sample& s, std::string& line) {
     line += ':';
     line += s.event->name;
     line += ": ";
-    if (have_common) ctx.tep().render_info(s.raw, s.raw_size, int(s.cpu), s.time, line);
+    if (s.event->kind != EventKind::Tracepoint && s.event->kind != EventKind::Other)
+        probe_info(s, line);
+    else if (have_common)
+        ctx.tep().render_info(s.raw, s.raw_size, int(s.cpu), s.time, line);
     line += '\n';
 }
 

@@ -8,7 +8,8 @@
 
 namespace perfprof::output {
 
-// Appends the line (with a trailing newline) for a tracepoint sample to `line`.
-void format_event_line(Context& ctx, const Sample& s, std::string& line);
+// Appends the line (with a trailing newline) for a tracepoint or probe sample to `line`.
+// A non-zero `marker` is printed after WALL as its own column (trace's host/guest mark).
+void format_event_line(Context& ctx, const Sample& s, std::string& line, char marker = 0);
 
 }  // namespace perfprof::output

@@ -13,7 +13,9 @@
 #include <cstring>
 #include <filesystem>
 
+#include "cli/parser.h"
 #include "core/parse.h"
+#include "filter/syscall_names.h"
 #include "perf-prof/error.h"
 #include "perf/record.h"
 
@@ -22,13 +24,16 @@ namespace perfprof::perf {
 namespace {
 
 // epoll tags: the kind in the high 32 bits, an index in the low ones.
-enum Tag : uint64_t { kRing = 1, kSideBand, kSignal, kInterval, kUsage, kHouse, kStdin };
+enum Tag : uint64_t { kRing = 1, kSideBand, kSignal, kInterval, kUsage, kHouse, kFlush, kStdin };
 constexpr uint64_t tag(Tag t, uint32_t idx = 0) {
     return (uint64_t(t) << 32) | idx;
 }
 
 constexpr uint64_t kCommKeepNs = 10'000'000'000ull;  // exited tasks stay resolvable this long
 constexpr unsigned kResyncTicks = 60;                // clock resynchronisation, in seconds
+// Batched wake-ups leave up to a watermark of records in a ring; this timer bounds how long
+// they wait there, so output stays prompt on a quiet machine.
+constexpr uint64_t kFlushMs = 100;
 
 std::vector<int> threads_of(int pid) {
     std::vector<int> tids;
@@ -71,9 +76,78 @@ int64_t tv_ns(const timeval& tv) {
     return int64_t(tv.tv_sec) * 1000000000 + int64_t(tv.tv_usec) * 1000;
 }
 
+std::string event_name(const EventSpec& e) {
+    return e.sys.empty() ? e.name : e.sys + ":" + e.name;
+}
+
+// SPEC §2.8 rule 1: OPTIONS split on single spaces, whole-text quotes already removed.
+std::vector<std::string> split_spaces(const std::string& s) {
+    std::vector<std::string> words;
+    size_t i = 0;
+    while (i <= s.size()) {
+        size_t j = s.find(' ', i);
+        if (j == std::string::npos) j = s.size();
+        if (j > i) words.push_back(s.substr(i, j - i));
+        i = j + 1;
+    }
+    return words;
+}
+
 }  // namespace
 
-Session::Session(const Options& opt, const ProfilerInfo& info) : opt_(opt), info_(info) {}
+// One running profiler: its options, events, rings and counters (SPEC §3.1). It is the
+// Context its profiler sees; the shared services are the session's.
+struct Session::Device final : Context {
+    struct Id {
+        uint64_t id;
+        int event;
+    };
+
+    Device(Session& s, const ProfilerInfo& i, const Options& o, Device* p)
+        : session(s), info(i), opt(o), parent(p) {}
+
+    const Options& options() const override { return opt; }
+    tep::Tep& tep() override { return session.tep(); }
+    std::string_view comm(uint32_t tid) override { return session.comm(tid); }
+    std::string wall(uint64_t t) override { return session.wall(t); }
+    FILE* out() override { return stdout; }
+    const filter::EvalHooks* eval_hooks() override { return session.eval_hooks(); }
+
+    int event_of(uint64_t id) const {
+        for (const Id& e : ids)
+            if (e.id == id) return e.event;
+        return -1;
+    }
+
+    Session& session;
+    const ProfilerInfo& info;
+    Options opt;
+    Device* parent;
+    std::unique_ptr<Profiler> profiler;
+    EventPlan plan;
+    std::vector<std::vector<perf_evsel*>> evsels;  // per planned event: its evsels (x cgroups)
+    std::vector<std::vector<int>> instances;       // per planned event: evsel cpu index -> instance
+    std::vector<Id> ids;                           // sample id -> planned event
+    bool need_ids = false;
+    std::vector<std::unique_ptr<filter::Program>> user_filters;  // per event, null = none
+    std::vector<size_t> rings;
+    int pages = 0;
+    uint64_t sample_type = 0;  // of the first event: the sample_id trailer layout
+    size_t time_off = 0;       // offset of PERF_SAMPLE_TIME in a sample body
+    uint64_t samples = 0;
+    bool closed = false;
+    uint64_t lost_total = 0, lost_pending = 0;
+};
+
+Session::Session(const Options& opt, const ProfilerInfo& info) : opt_(opt), info_(info) {
+    hooks_.user = this;
+    hooks_.comm_get = [](int pid, void* user) -> const char* {
+        auto* s = static_cast<Session*>(user);
+        s->hook_buf_ = s->comm(uint32_t(pid));
+        return s->hook_buf_.c_str();
+    };
+    hooks_.syscall_name = [](int64_t id, void*) { return filter::syscall_name(id); };
+}
 
 Session::~Session() = default;
 
@@ -109,16 +183,22 @@ int Session::run() {
     clock_sync_ = std::make_unique<ClockSync>(tep());
     clock_sync_->sync(clock_);
 
-    profiler_ = info_.create(*this);
-    plan_ = profiler_->plan();
-    if (plan_.events.empty()) throw Error(std::string(info_.name) + ": no events to open");
-    open_events();
-    map_rings();
+    attach();
+    Device& top = add_device(info_, opt_, nullptr);
+    open_device(top);
+    for (auto& d : devices_) overwrite_ |= d->plan.overwrite;
+    if (top.plan.order || opt_.order) orderer_ = std::make_unique<Orderer>(rings_.size());
 
     epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
     if (!epoll_) throw Error::sys(errno, "epoll_create1");
-    for (size_t i = 0; i < instances_.size(); i++)
-        add_fd(instances_[i].ring->fd(), tag(kRing, uint32_t(i)), EPOLLIN | EPOLLHUP);
+    bool batched = false;
+    for (size_t i = 0; i < rings_.size(); i++) {
+        const Device& d = *rings_[i].dev;
+        // Overwrite rings are not watched: they are read at ticks and at exit (SPEC §4.3).
+        if (d.plan.overwrite) continue;
+        add_fd(rings_[i].ring->fd(), tag(kRing, uint32_t(i)), EPOLLIN | EPOLLHUP);
+        batched |= d.opt.watermark ? *d.opt.watermark != 0 : !d.plan.per_event_wakeup;
+    }
     for (int fd : comms_->fds()) add_fd(fd, tag(kSideBand));
     add_fd(signal_fd_.get(), tag(kSignal));
     if (opt_.interval_ms) {
@@ -132,6 +212,10 @@ int Session::run() {
     }
     house_fd_ = make_timer(1000);
     add_fd(house_fd_.get(), tag(kHouse));
+    if (batched) {
+        flush_fd_ = make_timer(kFlushMs);
+        add_fd(flush_fd_.get(), tag(kFlush));
+    }
     // Lines on a non-terminal stdin are markers (SPEC §1.11). Regular files and /dev/null
     // cannot be polled; epoll_ctl refuses them and we simply do not watch.
     if (!::isatty(STDIN_FILENO)) {
@@ -169,10 +253,10 @@ void Session::setup_signals() {
     std::signal(SIGPIPE, SIG_IGN);
 }
 
-void Session::open_events() {
+void Session::attach() {
     // Attach model precedence: -p, -t, workload, CPUs (+cgroups) (SPEC §1.6).
     std::vector<int> tids;
-    bool per_thread = true;
+    per_thread_ = true;
     if (!opt_.pids.empty()) {
         for (int pid : core::parse_pid_list(opt_.pids))
             for (int t : threads_of(pid)) tids.push_back(t);
@@ -182,96 +266,204 @@ void Session::open_events() {
     } else if (workload_) {
         tids = {workload_->pid()};
     } else {
-        per_thread = false;
+        per_thread_ = false;
     }
-    CpuMap cpus = per_thread
-                      ? any_cpu()
-                      : online_cpus(opt_.cpus.empty() ? std::vector<int>{} : core::parse_cpu_list(opt_.cpus));
-    ThreadMap threads = per_thread ? thread_map(tids) : all_threads();
-    if (!per_thread && opt_.cgroups_given) cgroups_ = open_cgroups(opt_.cgroups);
+    // The kernel refuses to mmap an inherited event that is not bound to a CPU, so with
+    // --inherit the tasks are watched on every CPU, one ring per CPU (as perf record does).
+    ring_per_cpu_ = !per_thread_ || opt_.inherit;
+    cpus_ = !ring_per_cpu_ ? any_cpu()
+            : per_thread_
+                ? online_cpus()
+                : online_cpus(opt_.cpus.empty() ? std::vector<int>{} : core::parse_cpu_list(opt_.cpus));
+    threads_ = per_thread_ ? thread_map(tids) : all_threads();
+    if (!per_thread_ && opt_.cgroups_given) cgroups_ = open_cgroups(opt_.cgroups);
+}
 
-    pages_ = opt_.mmap_pages.value_or(plan_.pages);
-    need_ids_ = plan_.events.size() > 1;
-    evsels_.resize(plan_.events.size());
-    for (size_t e = 0; e < plan_.events.size(); e++) {
-        EventSpec& spec = plan_.events[e];
+Session::Device& Session::add_device(const ProfilerInfo& info, const Options& opt, Device* parent) {
+    devices_.push_back(std::make_unique<Device>(*this, info, opt, parent));
+    Device& d = *devices_.back();
+    d.profiler = info.create(d);
+    d.plan = d.profiler->plan();
+    if (d.plan.events.empty() && d.plan.nested.empty())
+        throw Error(std::string(info.name) + ": no events to open");
+    return d;
+}
+
+void Session::open_device(Device& d) {
+    const int ncpu = perf_cpu_map__nr(cpus_.get()), nthr = perf_thread_map__nr(threads_.get());
+    d.pages = d.opt.mmap_pages.value_or(d.plan.pages);
+    d.need_ids = d.plan.events.size() > 1;
+    d.evsels.resize(d.plan.events.size());
+    d.user_filters.resize(d.plan.events.size());
+    for (size_t e = 0; e < d.plan.events.size(); e++) {
+        EventSpec& spec = d.plan.events[e];
         perf_event_attr a = spec.attr;
+        a.size = sizeof(a);
         a.disabled = 1;
         a.sample_id_all = 1;  // lost records carry a time
-        if (need_ids_) a.sample_type |= PERF_SAMPLE_IDENTIFIER;
-        // Wake-ups (SPEC §3.2).
-        if (opt_.watermark) {
-            if (*opt_.watermark == 0) {
+        if (d.need_ids) a.sample_type |= PERF_SAMPLE_IDENTIFIER;
+        if (!spec.probe.empty()) a.config1 = reinterpret_cast<uintptr_t>(spec.probe.c_str());
+        // Wake-ups (SPEC §3.2, with batching as our default where SPEC wakes per event).
+        if (d.plan.overwrite) {
+            a.write_backward = 1;
+            a.watermark = 1;
+            a.wakeup_watermark = static_cast<uint32_t>(uint64_t(d.pages) * 4096);
+        } else if (d.opt.watermark) {
+            if (*d.opt.watermark == 0) {
                 a.watermark = 0;
                 a.wakeup_events = 1;
             } else {
                 a.watermark = 1;
-                a.wakeup_watermark = static_cast<uint32_t>(uint64_t(pages_) * 4096 * *opt_.watermark / 100);
+                a.wakeup_watermark = static_cast<uint32_t>(uint64_t(d.pages) * 4096 * *d.opt.watermark / 100);
             }
-        } else if (plan_.per_event_wakeup) {
+        } else if (d.plan.per_event_wakeup) {
             a.watermark = 0;
             if (!a.wakeup_events) a.wakeup_events = 1;
         } else if (!a.wakeup_watermark) {
             a.watermark = 1;
-            a.wakeup_watermark = static_cast<uint32_t>(uint64_t(pages_) * 4096 / 2);
+            a.wakeup_watermark = static_cast<uint32_t>(uint64_t(d.pages) * 4096 / 2);
         }
         spec.attr = a;
-        const std::string what = spec.sys.empty() ? spec.name : spec.sys + ":" + spec.name;
+        if (e == 0) {
+            d.sample_type = a.sample_type;
+            d.time_off = 8 * (!!(a.sample_type & PERF_SAMPLE_IDENTIFIER) +
+                              !!(a.sample_type & PERF_SAMPLE_IP) + !!(a.sample_type & PERF_SAMPLE_TID));
+        }
+        const std::string what = event_name(spec);
+
+        // cpus= opens the event on the intersection with the device's CPUs; an empty
+        // intersection ignores the attribute (SPEC §2.5).
+        CpuMap cpus = cpus_;
+        std::vector<int> cpu_index;
+        if (ring_per_cpu_ && !spec.cpus.empty()) {
+            std::vector<int> keep;
+            for (int c = 0; c < ncpu; c++) {
+                int cpu = perf_cpu_map__cpu(cpus_.get(), c).cpu;
+                if (std::find(spec.cpus.begin(), spec.cpus.end(), cpu) != spec.cpus.end()) {
+                    keep.push_back(cpu);
+                    cpu_index.push_back(c);
+                }
+            }
+            if (!keep.empty())
+                cpus = online_cpus(keep);
+            else
+                cpu_index.clear();
+        }
+        if (cpu_index.empty())
+            for (int c = 0; c < ncpu; c++) cpu_index.push_back(c);
+
         if (cgroups_.empty()) {
             perf_evsel* ev = events_.add(a);
-            events_.open(ev, cpus, threads, 0, what);
-            evsels_[e].push_back(ev);
+            events_.open(ev, cpus, threads_, 0, what);
+            d.evsels[e].push_back(ev);
         } else {
             for (const Cgroup& cg : cgroups_) {
                 perf_evsel* ev = events_.add(a);
                 events_.open(ev, cpus, thread_map({cg.fd.get()}), PERF_FLAG_PID_CGROUP,
                              what + " in cgroup '" + cg.path + "'");
-                evsels_[e].push_back(ev);
+                d.evsels[e].push_back(ev);
             }
         }
-        int ncpu = perf_cpu_map__nr(cpus.get()), nthr = perf_thread_map__nr(threads.get());
-        for (perf_evsel* ev : evsels_[e])
-            for (int c = 0; c < ncpu; c++)
-                for (int t = 0; t < (per_thread ? nthr : 1); t++) {
-                    int fd = EventList::fd(ev, c, t);
-                    if (!spec.filter.empty() &&
-                        ::ioctl(fd, PERF_EVENT_IOC_SET_FILTER, spec.filter.c_str()) != 0)
-                        throw Error(what + " filter '" + spec.filter + "' failed, " + std::strerror(errno));
-                    if (need_ids_) {
+        for (perf_evsel* ev : d.evsels[e])
+            for (size_t c = 0; c < cpu_index.size(); c++)
+                for (int t = 0; t < (per_thread_ ? nthr : 1); t++) {
+                    int fd = EventList::fd(ev, int(c), t);
+                    install_filter(d, e, fd, what);
+                    if (d.need_ids) {
                         uint64_t id = 0;
                         if (::ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0)
                             throw Error::sys(errno, "PERF_EVENT_IOC_ID");
-                        ids_.push_back({id, int(e)});
+                        d.ids.push_back({id, int(e)});
                     }
                 }
+        d.instances.push_back(std::move(cpu_index));
     }
+    if (!d.plan.events.empty()) map_rings(d);
+    open_nested(d);
+}
 
-    int n = per_thread ? perf_thread_map__nr(threads.get()) : perf_cpu_map__nr(cpus.get());
-    instances_.resize(size_t(n));
-    for (int i = 0; i < n; i++) {
-        if (per_thread)
-            instances_[i].tid = perf_thread_map__pid(threads.get(), i);
-        else
-            instances_[i].cpu = perf_cpu_map__cpu(cpus.get(), i).cpu;
+void Session::install_filter(Device& d, size_t e, int fd, const std::string& what) {
+    EventSpec& spec = d.plan.events[e];
+    if (spec.filter.empty() || d.user_filters[e]) return;
+    if (::ioctl(fd, PERF_EVENT_IOC_SET_FILTER, spec.filter.c_str()) == 0) return;
+    const int err = errno;
+    if (d.plan.user_filter && !spec.fields.empty()) {
+        // The kernel compares fields with constants only; the same expression evaluated per
+        // sample here keeps the meaning (SPEC §2.6.2).
+        try {
+            d.user_filters[e] = std::make_unique<filter::Program>(filter::compile(spec.filter, spec.fields));
+        } catch (const filter::CompileError& ce) {
+            std::fputs(ce.diagnostics().c_str(), stdout);
+            std::fflush(stdout);
+            throw Error(what + " filter '" + spec.filter + "' failed, " + std::strerror(err));
+        }
+        std::printf("%s filters '%s' in userspace\n", what.c_str(), spec.filter.c_str());
+        return;
+    }
+    throw Error(what + " filter '" + spec.filter + "' failed, " + std::strerror(err));
+}
+
+void Session::open_nested(Device& parent) {
+    for (const NestedSpec& n : parent.plan.nested) {
+        std::vector<std::string> words{n.profiler};
+        for (std::string& w : split_spaces(n.options)) words.push_back(std::move(w));
+        cli::Parsed p = cli::parse(words, all_profilers());
+        if (p.action != cli::Action::Run || !p.profiler || p.profiler->run_words)
+            throw Error("profiler " + n.profiler + " cannot be nested in " + parent.info.name);
+        if (!p.opt.workload.empty())
+            throw Error::usage("nested " + n.profiler + ": unexpected word '" + p.opt.workload[0] + "'");
+        // Opened on exactly the parent's CPUs and threads, so instances correspond (SPEC §2.8).
+        Options o = p.opt;
+        o.cpus = parent.opt.cpus;
+        o.pids = parent.opt.pids;
+        o.tids = parent.opt.tids;
+        o.workload.clear();
+        Device& child = add_device(*p.profiler, o, &parent);
+        if (!n.cpus.empty())
+            for (EventSpec& e : child.plan.events) e.cpus = n.cpus;
+        // A nested child wakes in batches unless told otherwise (SPEC §3.2).
+        child.plan.per_event_wakeup = false;
+        open_device(child);
     }
 }
 
-void Session::map_rings() {
-    const bool per_thread = instances_.empty() || instances_[0].tid >= 0;
-    for (size_t i = 0; i < instances_.size(); i++) {
-        const int c = per_thread ? 0 : int(i), t = per_thread ? int(i) : 0;
+void Session::map_rings(Device& d) {
+    const int nthr = perf_thread_map__nr(threads_.get());
+    const int n = ring_per_cpu_ ? perf_cpu_map__nr(cpus_.get()) : nthr;
+    for (int i = 0; i < n; i++) {
+        Ring r;
+        r.dev = &d;
+        r.instance = i;
+        if (ring_per_cpu_)
+            r.cpu = perf_cpu_map__cpu(cpus_.get(), i).cpu;
+        else
+            r.tid = perf_thread_map__pid(threads_.get(), i);
         int ring_fd = -1;
         // All events of one instance share one ring (PERF_EVENT_IOC_SET_OUTPUT).
-        for (auto& list : evsels_)
-            for (perf_evsel* ev : list) {
-                int fd = EventList::fd(ev, c, t);
-                if (ring_fd < 0) {
-                    instances_[i].ring = std::make_unique<MappedRing>(fd, pages_);
-                    ring_fd = fd;
-                } else if (::ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring_fd) != 0) {
-                    throw Error::sys(errno, "cannot share a ring buffer (PERF_EVENT_IOC_SET_OUTPUT)");
-                }
+        for (size_t e = 0; e < d.evsels.size(); e++) {
+            const std::vector<int>& idx = d.instances[e];
+            int c = 0, t0 = i, t1 = i + 1;
+            if (ring_per_cpu_) {
+                auto it = std::find(idx.begin(), idx.end(), i);
+                if (it == idx.end()) continue;  // cpus= left this CPU out
+                c = int(it - idx.begin());
+                t0 = 0;
+                t1 = per_thread_ ? nthr : 1;  // --inherit: every thread's event on this CPU
             }
+            for (perf_evsel* ev : d.evsels[e])
+                for (int t = t0; t < t1; t++) {
+                    int fd = EventList::fd(ev, c, t);
+                    if (ring_fd < 0) {
+                        r.ring = std::make_unique<MappedRing>(fd, d.pages, d.plan.overwrite);
+                        ring_fd = fd;
+                    } else if (::ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring_fd) != 0) {
+                        throw Error::sys(errno, "cannot share a ring buffer (PERF_EVENT_IOC_SET_OUTPUT)");
+                    }
+                }
+        }
+        if (!r.ring) continue;
+        d.rings.push_back(rings_.size());
+        rings_.push_back(std::move(r));
     }
 }
 
@@ -283,7 +475,7 @@ void Session::enable() {
     // instances a sample from before the last one was enabled is dropped, so that no state
     // starts on one CPU while another was still blind. The cut-off is the end of the enable
     // call, expressed in perf time through the clock calibration.
-    if (instances_.size() > 1 && clock_.calibrated()) cutoff_ = clock_.from_monotonic(t1);
+    if (rings_.size() > 1 && !overwrite_ && clock_.calibrated()) cutoff_ = clock_.from_monotonic(t1);
     if (opt_.verbose > 0) {
         int64_t d = (t1 - t0 + 500) / 1000;
         std::printf("%s: enabled after %lld.%06lld\n", info_.name, (long long)(d / 1000000),
@@ -312,19 +504,9 @@ void Session::loop() {
             const uint64_t t = evs[i].data.u64;
             const uint32_t idx = uint32_t(t);
             switch (Tag(t >> 32)) {
-                case kRing: {
-                    Instance& in = instances_[idx];
-                    drain(in);
-                    if ((evs[i].events & EPOLLHUP) && !in.hup) {
-                        // The task of a per-thread ring exited: nothing more can arrive.
-                        in.hup = true;
-                        ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, in.ring->fd(), nullptr);
-                        if (std::all_of(instances_.begin(), instances_.end(),
-                                        [](const Instance& x) { return x.hup; }))
-                            stopping_ = true;
-                    }
+                case kRing:
+                    on_ring(idx, evs[i].events);
                     break;
-                }
                 case kSideBand:
                     comms_->drain();
                     break;
@@ -343,11 +525,33 @@ void Session::loop() {
                     consume_timer(house_fd_.get());
                     housekeeping();
                     break;
+                case kFlush:
+                    consume_timer(flush_fd_.get());
+                    drain_all();
+                    break;
                 case kStdin:
                     on_stdin();
                     break;
             }
         }
+    }
+}
+
+void Session::on_ring(size_t idx, uint32_t events) {
+    Ring& r = rings_[idx];
+    // With ordering every ring is read before the merge: a ring left unread could hold
+    // records older than what the merge would release (SPEC §3.4 progress rule).
+    if (orderer_)
+        drain_all();
+    else
+        drain(r);
+    if ((events & EPOLLHUP) && !r.hup) {
+        // The task of a per-thread ring exited: nothing more can arrive.
+        r.hup = true;
+        ::epoll_ctl(epoll_.get(), EPOLL_CTL_DEL, r.ring->fd(), nullptr);
+        Device* top = devices_[0].get();
+        if (std::all_of(rings_.begin(), rings_.end(), [&](const Ring& x) { return x.dev != top || x.hup; }))
+            stopping_ = true;
     }
 }
 
@@ -394,81 +598,173 @@ void Session::on_stdin() {
     }
 }
 
-void Session::drain(Instance& in) {
+void Session::drain(Ring& r) {
     // Task names first: a comm or exec record written before these samples is in the side
     // band by now, and a name must be current when its sample is printed.
     comms_->drain();
-    in.ring->reader().drain([&](const perf_event_header& h) { record(in, h); });
+    if (r.dev->plan.overwrite) return;
+    r.ring->reader().drain([&](const perf_event_header& h) { read_record(r, h); });
 }
 
 void Session::drain_all() {
-    for (Instance& in : instances_) drain(in);
+    comms_->drain();
+    for (Ring& r : rings_)
+        if (!r.dev->plan.overwrite)
+            r.ring->reader().drain([&](const perf_event_header& h) { read_record(r, h); });
+    if (orderer_) flush_ordered(false);
 }
 
-int Session::event_of(uint64_t id) const {
-    for (const EventIds& e : ids_)
-        if (e.id == id) return e.event;
-    return -1;
+void Session::read_overwrite() {
+    if (!overwrite_) return;
+    comms_->drain();
+    for (Ring& r : rings_) {
+        if (!r.dev->plan.overwrite) continue;
+        // Paused while read, so the kernel does not overwrite what we are reading.
+        r.ring->drain_backward([&](const perf_event_header& h) { read_record(r, h); });
+    }
+    if (orderer_) flush_ordered(false);
 }
 
-void Session::record(Instance& in, const perf_event_header& h) {
+uint64_t Session::record_time(const Device& d, const perf_event_header& h) const {
     if (h.type == PERF_RECORD_SAMPLE) {
-        if (stopping_ && opt_.exit_n && samples_ >= opt_.exit_n) return;
-        int e = need_ids_ ? event_of(sample_identifier(h)) : 0;
-        if (e < 0) return;
-        const EventSpec& spec = plan_.events[size_t(e)];
-        Sample s;
-        if (!decode_sample(h, spec.attr.sample_type, s)) return;
-        if (s.time) in.last_time = s.time;
-        if (s.time < cutoff_) return;
-        s.event = &spec;
-        s.event_index = e;
-        s.instance = int(&in - instances_.data());
-        profiler_->sample(s);
-        if (opt_.exit_n && ++samples_ >= opt_.exit_n) stopping_ = true;
+        if (!(d.sample_type & PERF_SAMPLE_TIME) || h.size < sizeof(h) + d.time_off + 8) return 0;
+        uint64_t t;
+        std::memcpy(&t, reinterpret_cast<const uint8_t*>(&h) + sizeof(h) + d.time_off, 8);
+        return t;
+    }
+    SampleId id;
+    return decode_sample_id(h, d.sample_type, id) ? id.time : 0;
+}
+
+// Every record read from a ring passes here: lost records are accounted at once; samples
+// go to the Orderer or straight to delivery.
+void Session::read_record(Ring& r, const perf_event_header& h) {
+    Device& d = *r.dev;
+    if (h.type == PERF_RECORD_SAMPLE) {
+        const uint64_t t = record_time(d, h);
+        if (t) r.last_time = t;
+        if (orderer_)
+            orderer_->push(size_t(&r - rings_.data()), t, h);
+        else
+            deliver(r, h, t);
     } else if (h.type == PERF_RECORD_LOST) {
         // u64 id; u64 lost; then the sample_id trailer.
         if (h.size < sizeof(h) + 16) return;
         uint64_t lost;
         std::memcpy(&lost, reinterpret_cast<const uint8_t*>(&h) + sizeof(h) + 8, 8);
-        LostRange r;
-        r.instance = int(&in - instances_.data());
-        r.cpu = in.cpu;
-        r.tid = in.tid;
-        r.count = lost;
-        r.start = in.last_time;
-        SampleId id;
-        if (decode_sample_id(h, plan_.events[0].attr.sample_type, id)) r.end = id.time;
-        in.lost += lost;
-        lost_total_ += lost;
-        lost_pending_ += lost;
-        profiler_->lost(r);
-        if (opt_.verbose > 0 && !opt_.exit_n) {
+        LostRange l;
+        l.instance = r.instance;
+        l.cpu = r.cpu;
+        l.tid = r.tid;
+        l.count = lost;
+        l.start = r.last_time;
+        l.end = record_time(d, h);
+        r.lost += lost;
+        d.lost_total += lost;
+        d.lost_pending += lost;
+        if (d.opt.verbose > 0 && !d.opt.exit_n) {
             std::fprintf(stderr, "%s %s: lost %llu events on %s #%d\n",
-                         core::format_wall(core::realtime_now_ns()).c_str(), info_.name,
-                         (unsigned long long)lost, in.cpu >= 0 ? "CPU" : "thread",
-                         in.cpu >= 0 ? in.cpu : in.tid);
-            lost_pending_ = 0;
+                         core::format_wall(core::realtime_now_ns()).c_str(), d.info.name,
+                         (unsigned long long)lost, r.cpu >= 0 ? "CPU" : "thread", r.cpu >= 0 ? r.cpu : r.tid);
+            d.lost_pending = 0;
+        }
+        if (orderer_) {
+            // The window's end is the first sample after the loss; the Orderer fills it in.
+            l.end = 0;
+            orderer_->push_lost(size_t(&r - rings_.data()), l);
+        } else {
+            deliver_lost(r, l);
         }
     }
 }
 
-void Session::report_lost() {
-    if (!lost_pending_ || opt_.exit_n) return;
+void Session::deliver_lost(Ring& r, const LostRange& l) {
+    if (!r.dev->closed) r.dev->profiler->lost(l);
+}
+
+void Session::flush_ordered(bool all) {
+    auto fn = [&](const Ordered& o) {
+        Ring& r = rings_[o.ring];
+        if (o.record)
+            deliver(r, *o.record, o.time);
+        else
+            deliver_lost(r, *o.lost);
+    };
+    if (all)
+        orderer_->flush_all(fn);
+    else
+        orderer_->flush(fn);
+}
+
+void Session::deliver(Ring& r, const perf_event_header& h, uint64_t time) {
+    Device& d = *r.dev;
+    if (d.closed || stopping_) return;
+    if (time < cutoff_) return;
+    int e = d.need_ids ? d.event_of(sample_identifier(h)) : 0;
+    if (e < 0) return;
+    const EventSpec& spec = d.plan.events[size_t(e)];
+    Sample s;
+    if (!decode_sample(h, spec.attr.sample_type, s)) return;
+    s.time = time;  // raised when the Orderer fixed it
+    s.event = &spec;
+    s.event_index = e;
+    s.instance = r.instance;
+    if (const filter::Program* f = d.user_filters[size_t(e)].get()) {
+        filter::EvalContext c;
+        c.data = s.raw;
+        c.size = s.raw_size;
+        c.cpu = int(s.cpu);
+        c.pid = int(s.pid);
+        c.hooks = &hooks_;
+        if (f->eval(c) <= 0) return;  // dropped: does not count for -N (SPEC §2.6.2)
+    }
+    if (d.parent) {
+        // Forwarded to the parent, which asks us to print it (SPEC §2.8).
+        s.from = d.profiler.get();
+        Device& p = *d.parent;
+        if (!p.closed) {
+            p.profiler->sample(s);
+            if (p.opt.exit_n && ++p.samples >= p.opt.exit_n) {
+                p.closed = true;
+                if (!p.parent) stopping_ = true;
+            }
+        }
+        if (d.opt.exit_n && ++d.samples >= d.opt.exit_n) {
+            // -N of a child closes the child only; the parent keeps running.
+            d.closed = true;
+            for (auto& list : d.evsels)
+                for (perf_evsel* ev : list) perf_evsel__disable(ev);
+        }
+        return;
+    }
+    d.profiler->sample(s);
+    if (d.opt.exit_n && ++d.samples >= d.opt.exit_n) {
+        d.closed = true;
+        stopping_ = true;
+    }
+}
+
+void Session::report_lost(Device& d) {
+    if (!d.lost_pending || d.opt.exit_n) return;
     std::fprintf(stderr, "%s %s: lost %llu events (total)\n",
-                 core::format_wall(core::realtime_now_ns()).c_str(), info_.name,
-                 (unsigned long long)lost_total_);
-    lost_pending_ = 0;
+                 core::format_wall(core::realtime_now_ns()).c_str(), d.info.name,
+                 (unsigned long long)d.lost_total);
+    d.lost_pending = 0;
 }
 
 void Session::tick() {
     drain_all();
-    report_lost();
-    profiler_->interval();
+    read_overwrite();
+    for (auto& d : devices_) {
+        report_lost(*d);
+        // Children print no periodic statistics of their own (SPEC §2.8 rule 7).
+        if (!d->parent) d->profiler->interval();
+    }
 }
 
 void Session::housekeeping() {
-    if (!opt_.interval_ms) report_lost();  // at most once a second (SPEC §3.3)
+    if (!opt_.interval_ms)
+        for (auto& d : devices_) report_lost(*d);  // at most once a second (SPEC §3.3)
     comms_->gc(kCommKeepNs);
     if (++house_ticks_ % kResyncTicks == 0) clock_sync_->sync(clock_);
     if (workload_ && workload_->reap()) stopping_ = true;
@@ -490,26 +786,50 @@ void Session::usage_self() {
 
 void Session::dump_state() {
     usage_self();
-    std::printf("device %s: %zu instance(s), %zu event(s), %d pages per ring, %llu samples, %llu lost\n",
-                info_.name, instances_.size(), plan_.events.size(), pages_, (unsigned long long)samples_,
-                (unsigned long long)lost_total_);
-    for (const EventSpec& e : plan_.events)
-        std::printf("  event %s%s%s sample_type %#llx%s%s\n", e.sys.c_str(), e.sys.empty() ? "" : ":",
-                    e.name.c_str(), (unsigned long long)e.attr.sample_type,
-                    e.filter.empty() ? "" : " filter ", e.filter.c_str());
-    for (const Instance& in : instances_)
-        std::printf("  instance %s %d: lost %llu%s\n", in.cpu >= 0 ? "cpu" : "thread",
-                    in.cpu >= 0 ? in.cpu : in.tid, (unsigned long long)in.lost, in.hup ? " (exited)" : "");
+    for (const auto& dp : devices_) {
+        const Device& d = *dp;
+        std::printf(
+            "device %s%s%s: %zu ring(s), %zu event(s), %d pages per ring, %llu samples, %llu lost%s\n",
+            d.info.name, d.parent ? " forwarding to " : "", d.parent ? d.parent->info.name : "",
+            d.rings.size(), d.plan.events.size(), d.pages, (unsigned long long)d.samples,
+            (unsigned long long)d.lost_total, d.closed ? " (closed)" : "");
+        for (size_t e = 0; e < d.plan.events.size(); e++) {
+            const EventSpec& ev = d.plan.events[e];
+            std::printf("  event %s sample_type %#llx%s%s%s\n", event_name(ev).c_str(),
+                        (unsigned long long)ev.attr.sample_type, ev.filter.empty() ? "" : " filter ",
+                        ev.filter.c_str(), d.user_filters[e] ? " (in userspace)" : "");
+        }
+        for (size_t i : d.rings) {
+            const Ring& r = rings_[i];
+            std::printf("  instance %s %d: lost %llu%s\n", r.cpu >= 0 ? "cpu" : "thread",
+                        r.cpu >= 0 ? r.cpu : r.tid, (unsigned long long)r.lost, r.hup ? " (exited)" : "");
+        }
+    }
+    if (orderer_) {
+        const OrdererStats& st = orderer_->stats();
+        std::printf(
+            "  order: %llu delivered, %llu fixed, %llu lost windows, %llu bytes buffered (peak %llu)\n",
+            (unsigned long long)st.delivered, (unsigned long long)st.fixed, (unsigned long long)st.losts,
+            (unsigned long long)st.buffered_bytes, (unsigned long long)st.peak_bytes);
+    }
     std::printf("  task names: %zu\n", comms_->size());
     std::fflush(stdout);
 }
 
 void Session::finish() {
     events_.disable();
-    drain_all();
-    profiler_->finish();
+    // Everything still in the rings is delivered, unless -N already ended the run.
+    const bool keep = stopping_;
+    stopping_ = false;
+    if (!devices_[0]->closed) {
+        drain_all();
+        read_overwrite();
+        if (orderer_) flush_ordered(true);
+    }
+    stopping_ = keep;
+    for (auto it = devices_.rbegin(); it != devices_.rend(); ++it) (*it)->profiler->finish();
     std::fflush(stdout);
-    report_lost();
+    for (auto& d : devices_) report_lost(*d);
     workload_.reset();  // SIGTERM to a workload still running
 }
 

@@ -1,6 +1,8 @@
 // The session: opens a profiler's planned events on CPUs, threads, cgroups or a workload,
 // maps one ring per instance, and runs the epoll loop until a signal, -N, or the end of
-// every attached task (SPEC §1.6, §1.11, §3).
+// every attached task (SPEC §1.6, §1.11, §3). Profilers named inside an event list (SPEC
+// §2.8) become child devices on the same CPUs and threads whose samples are forwarded to
+// the parent; with ordering, every ring of every device feeds one Orderer (SPEC §3.4).
 #pragma once
 
 #include <sys/epoll.h>
@@ -11,35 +13,40 @@
 
 #include "core/fd.h"
 #include "core/time.h"
+#include "filter/expr.h"
 #include "perf-prof/options.h"
 #include "perf-prof/profiler.h"
 #include "perf/cgroup.h"
 #include "perf/clock_sync.h"
 #include "perf/comm_table.h"
 #include "perf/event_list.h"
+#include "perf/orderer.h"
 #include "perf/ring.h"
 #include "perf/workload.h"
 #include "tep/tep.h"
 
 namespace perfprof::perf {
 
-class Session final : public Context {
+class Session {
 public:
     Session(const Options& opt, const ProfilerInfo& info);
-    ~Session() override;
+    ~Session();
 
     // Runs to the end; returns the exit status. Throws Error for setup failures.
     int run();
 
-    // Context
-    const Options& options() const override { return opt_; }
-    tep::Tep& tep() override;
-    std::string_view comm(uint32_t tid) override;
-    std::string wall(uint64_t perf_time) override;
-    FILE* out() override { return stdout; }
+    // Services shared by every device.
+    tep::Tep& tep();
+    std::string_view comm(uint32_t tid);
+    std::string wall(uint64_t perf_time);
+    const filter::EvalHooks* eval_hooks() const { return &hooks_; }
+
+    struct Device;
 
 private:
-    struct Instance {
+    struct Ring {
+        Device* dev = nullptr;
+        int instance = 0;
         int cpu = -1;  // per-CPU ring
         int tid = -1;  // per-thread ring
         std::unique_ptr<MappedRing> ring;
@@ -47,31 +54,36 @@ private:
         uint64_t last_time = 0;
         bool hup = false;
     };
-    struct EventIds {
-        uint64_t id;
-        int event;
-    };
 
     void redirect_output();
     void setup_signals();
-    void open_events();
-    void map_rings();
+    void attach();
+    Device& add_device(const ProfilerInfo& info, const Options& opt, Device* parent);
+    void open_device(Device& d);
+    void open_nested(Device& parent);
+    void install_filter(Device& d, size_t e, int fd, const std::string& what);
+    void map_rings(Device& d);
     void enable();
     void loop();
     void finish();
 
-    void drain(Instance& in);
+    void on_ring(size_t idx, uint32_t events);
+    void drain(Ring& r);
     void drain_all();
-    void record(Instance& in, const perf_event_header& h);
+    void read_overwrite();
+    void read_record(Ring& r, const perf_event_header& h);
+    void deliver(Ring& r, const perf_event_header& h, uint64_t time);
+    void deliver_lost(Ring& r, const LostRange& l);
+    void flush_ordered(bool all);
+    uint64_t record_time(const Device& d, const perf_event_header& h) const;
     void tick();
     void housekeeping();
-    void report_lost();
+    void report_lost(Device& d);
     void usage_self();
     void dump_state();
     void on_signal();
     void on_stdin();
     void add_fd(int fd, uint64_t tag, uint32_t events = EPOLLIN);
-    int event_of(uint64_t id) const;
 
     Options opt_;
     const ProfilerInfo& info_;
@@ -80,27 +92,29 @@ private:
     std::unique_ptr<CommTable> comms_;
     std::unique_ptr<ClockSync> clock_sync_;
     core::WallClock clock_;
-    std::unique_ptr<Profiler> profiler_;
-    EventPlan plan_;
-    EventList events_;
-    std::vector<Cgroup> cgroups_;
-    std::vector<std::vector<perf_evsel*>> evsels_;  // per planned event: its evsels (x cgroups)
-    std::vector<EventIds> ids_;                     // sample id -> planned event
-    bool need_ids_ = false;
-    std::vector<Instance> instances_;
-    int pages_ = 0;
+    filter::EvalHooks hooks_;
+    std::string hook_buf_;
 
-    core::Fd epoll_, signal_fd_, interval_fd_, usage_fd_, house_fd_;
+    // The attachment every device shares (SPEC §2.8: children open on the parent's maps).
+    CpuMap cpus_;
+    ThreadMap threads_;
+    bool per_thread_ = false;   // attached to tasks (-p, -t, workload), not to whole CPUs
+    bool ring_per_cpu_ = true;  // rings per CPU (system-wide, or tasks with --inherit)
+    std::vector<Cgroup> cgroups_;
+
+    EventList events_;  // every event of every device: enabled and disabled together
+    std::vector<std::unique_ptr<Device>> devices_;  // [0] is the top-level profiler
+    std::vector<Ring> rings_;
+    std::unique_ptr<Orderer> orderer_;
+    bool overwrite_ = false;
+
+    core::Fd epoll_, signal_fd_, interval_fd_, usage_fd_, house_fd_, flush_fd_;
     bool stdin_open_ = false;
     std::string stdin_buf_;
     bool stopping_ = false;
-    uint64_t samples_ = 0;
-    uint64_t cutoff_ = 0;        // samples before this perf time predate the atomic enable
-    uint64_t lost_pending_ = 0;  // not yet reported
-    uint64_t lost_total_ = 0;
+    uint64_t cutoff_ = 0;  // samples before this perf time predate the atomic enable
     unsigned house_ticks_ = 0;
     int64_t usage_wall_ = 0, usage_utime_ = 0, usage_stime_ = 0;
-    std::string line_;
 };
 
 }  // namespace perfprof::perf

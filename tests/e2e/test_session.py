@@ -93,7 +93,7 @@ def test_sigusr1_reopens_output_file(pp, needs_root, workload, tmp_path):
 def test_sigusr2_dumps_state_on_stdout(pp, needs_root):
     prof = pp.start_ready(["signal", "-v", "-C", "0", "--filter", "pp_nothing"], timeout=20)
     prof.send(signal.SIGUSR2)
-    prof.wait_line(r"^device signal: 1 instance\(s\), 1 event\(s\), 8 pages per ring", timeout=10)
+    prof.wait_line(r"^device signal: 1 ring\(s\), 1 event\(s\), 8 pages per ring", timeout=10)
     prof.send(signal.SIGINT)
     rc, out, err = prof.finish(timeout=15)
     assert_not_crashed(rc)

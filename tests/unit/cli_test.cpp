@@ -56,7 +56,7 @@ using Words = std::vector<std::string>;
 
 TEST(OptionTable, OneRowPerOptInEnumOrder) {
     auto table = option_table();
-    ASSERT_EQ(table.size(), static_cast<std::size_t>(Opt::CallGraph) + 1);
+    ASSERT_EQ(table.size(), kOptCount);
     for (std::size_t i = 0; i < table.size(); ++i) {
         EXPECT_EQ(static_cast<std::size_t>(table[i].id), i);
         EXPECT_NE(std::string(table[i].long_name), "");

@@ -1,0 +1,45 @@
+#include "cli/help_word.h"
+
+#include "event/resolve.h"
+#include "tep/tep.h"
+
+namespace perfprof::cli {
+
+std::string help_word_text(const Options& opt, const ProfilerInfo* profiler,
+                           const std::vector<const ProfilerInfo*>& registry) {
+    // §1.10 step 1 (and §10 row 15): nothing to describe, nothing printed.
+    if (opt.events.empty()) return {};
+    std::string list;
+    for (const std::string& e : opt.events) {
+        if (!list.empty()) list += ',';
+        list += e;
+    }
+    tep::Tep tep;
+    std::vector<event::Resolved> events = event::resolve_event_list(list, tep, opt.verbose);
+
+    std::string out = "\n";
+    if (profiler) {
+        if (profiler->help_template) out += profiler->help_template(opt, events);
+    } else {
+        for (const ProfilerInfo* p : registry)
+            if (p && p->help_template) out += p->help_template(opt, events);
+    }
+    out += "\n";
+    for (const event::Resolved& r : events) {
+        if (r.item.kind == event::Kind::Profiler) continue;
+        out += r.item.sys + ":" + r.item.name + "\n";
+        out += r.format;
+        out += "\n";
+    }
+    return out;
+}
+
+int run_help_word(const Options& opt, const ProfilerInfo* profiler) {
+    // Built whole before printing: an error in the third event leaves stdout untouched.
+    std::string text = help_word_text(opt, profiler, all_profilers());
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return 0;
+}
+
+}  // namespace perfprof::cli

@@ -1,0 +1,345 @@
+#include "event/resolve.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "perf-prof/error.h"
+#include "perf-prof/profiler.h"
+#include "sym/elf_symbol.h"
+#include "tep/tracefs.h"
+
+namespace perfprof::event {
+
+namespace {
+
+// One field of the fixed k/uprobe record layout; the C type is for the synthetic format text.
+struct ProbeField {
+    const char* type;
+    const char* name;
+    uint32_t offset, size;
+    bool is_signed;
+};
+
+// The kernel's struct trace_entry, shared by every tracepoint and probe record.
+constexpr ProbeField kCommon[] = {
+    {"unsigned short", "common_type", 0, 2, false},
+    {"unsigned char", "common_flags", 2, 1, false},
+    {"unsigned char", "common_preempt_count", 3, 1, false},
+    {"int", "common_pid", 4, 4, true},
+};
+constexpr ProbeField kEntry[] = {{"unsigned long", "__probe_ip", 8, 8, false}};
+constexpr ProbeField kReturn[] = {
+    {"unsigned long", "__probe_func", 8, 8, false},
+    {"unsigned long", "__probe_ret_ip", 16, 8, false},
+};
+
+bool is_retprobe(Kind k) {
+    return k == Kind::Kretprobe || k == Kind::Uretprobe;
+}
+
+std::string trim(std::string s) {
+    auto space = [](unsigned char c) { return std::isspace(c); };
+    s.erase(std::find_if_not(s.rbegin(), s.rend(), space).base(), s.end());
+    s.erase(s.begin(), std::find_if_not(s.begin(), s.end(), space));
+    return s;
+}
+
+// A plain decimal number (sysfs values), nothing else.
+std::optional<uint64_t> decimal(std::string_view s) {
+    if (s.empty() || s.size() > 19) return std::nullopt;
+    uint64_t v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return std::nullopt;
+        v = v * 10 + static_cast<uint64_t>(c - '0');
+    }
+    return v;
+}
+
+bool exists(const std::string& path, bool dir) {
+    struct stat st;
+    return ::stat(path.c_str(), &st) == 0 && (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode));
+}
+
+// A name that can only mean one directory entry of tracefs/events (never "..", never a path).
+bool plain_name(const std::string& s) {
+    return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos;
+}
+
+// §2.3 step 1 (same test as `perf-prof list`: a directory with an `id` file).
+bool tracepoint_exists(const std::string& sys, const std::string& name) {
+    if (!plain_name(sys) || !plain_name(name)) return false;
+    std::string dir = tep::tracefs_dir() + "/events/" + sys + "/" + name;
+    return exists(dir, true) && exists(dir + "/id", false) && ::access((dir + "/format").c_str(), R_OK) == 0;
+}
+
+// Step 1 for k/uprobe words: a tracepoint group named "kprobe" would win, but a kernel without
+// tracefs can still open perf probes, so tracefs problems do not stop them.
+bool probe_is_tracepoint(const std::string& sys, const std::string& name) {
+    try {
+        return tracepoint_exists(sys, name);
+    } catch (const Error&) {
+        return false;
+    }
+}
+
+void resolve_tracepoint(Resolved& r, tep::Tep& tep) {
+    const EventItem& it = r.item;
+    r.item.kind = Kind::Tracepoint;
+    r.tp = tep.event(it.sys, it.name);
+    r.attr.type = PERF_TYPE_TRACEPOINT;
+    r.attr.size = sizeof(perf_event_attr);
+    r.attr.config = static_cast<uint64_t>(r.tp->id);
+    r.fields = tracepoint_fields(*r.tp);
+    r.format = tep::read_file(tep::tracefs_dir() + "/events/" + it.sys + "/" + it.name + "/format");
+}
+
+// The probe word as the user wrote it, for messages.
+std::string probe_text(const EventItem& it) {
+    std::string s = it.sys + ":" + it.name;
+    if (!it.path.empty()) s += "@" + it.path;
+    return s;
+}
+
+ProbePmu need_pmu(const EventItem& it, const char* pmu, const char* config) {
+    std::optional<ProbePmu> p = probe_pmu(pmu);
+    if (!p)
+        throw Error(probe_text(it) + ": this kernel has no " + pmu + " PMU (" + kPmuDevices + "/" + pmu + ")",
+                    std::string("perf ") + pmu + " events need Linux 4.17+ built with " + config);
+    if (is_retprobe(it.kind) && p->retprobe_bit < 0)
+        throw Error(probe_text(it) + ": the " + pmu + " PMU of this kernel has no return probes");
+    return *p;
+}
+
+void set_probe_common(Resolved& r, const ProbePmu& pmu) {
+    r.attr.type = pmu.type;
+    r.attr.size = sizeof(perf_event_attr);
+    if (is_retprobe(r.item.kind)) r.attr.config |= uint64_t(1) << pmu.retprobe_bit;
+    r.fields = probe_fields(is_retprobe(r.item.kind));
+    r.format = probe_format(r.item.kind, r.item.name);
+}
+
+void resolve_kprobe(Resolved& r) {
+    ProbePmu pmu = need_pmu(r.item, "kprobe", "CONFIG_KPROBE_EVENTS");
+    set_probe_common(r, pmu);
+    r.probe = r.item.name;
+    r.attr.config2 = 0;  // probe_offset: the function's entry
+}
+
+void resolve_uprobe(Resolved& r) {
+    const EventItem& it = r.item;
+    ProbePmu pmu = need_pmu(it, "uprobe", "CONFIG_UPROBE_EVENTS");
+    std::string what = probe_text(it);
+    std::unique_ptr<char, decltype(&std::free)> real(::realpath(it.path.c_str(), nullptr), &std::free);
+    if (!real) throw Error::sys(errno, what + ": cannot resolve " + it.path);
+    // Not the execute bit: shared libraries are often mode 0644, and the kernel does not care.
+    if (!exists(real.get(), false)) throw Error(what + ": " + real.get() + " is not a regular file");
+    uint64_t offset = 0;
+    try {
+        offset = sym::elf_symbol_file_offset(real.get(), it.name);
+    } catch (const Error& e) {
+        throw Error(what + ": " + e.what(), e.hint());
+    }
+    if (offset == 0)
+        throw Error(what + ": symbol " + it.name + " not found in " + it.path,
+                    "the name must be the raw (mangled) name in .symtab or .dynsym; see nm -D " + it.path);
+    set_probe_common(r, pmu);
+    r.probe = it.path;  // as written: the kernel resolves it itself when the event is opened
+    r.attr.config2 = offset;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+// §2.3 step 4: a SYS:NAME that is no tracepoint but names a registered profiler, either as a
+// whole ("bpf:kvm-exit") or by its SYS ("signal:…", marked by the parser). Its FILTER part is
+// the PROFILER-OPTIONS (§2.8).
+void make_nested(Resolved& r, std::string profiler) {
+    EventItem& it = r.item;
+    it.kind = Kind::Profiler;
+    it.sys = std::move(profiler);
+    it.name.clear();
+    it.profiler_options = it.filter;
+    it.filter.clear();
+    it.has_filter = false;
+    it.profiler_candidate = false;
+    check_nested_attrs(it);
+}
+
+[[noreturn]] void not_found(const EventItem& it) {
+    throw Error(it.sys + ":" + it.name + " not found",
+                "see 'perf-prof list' for the tracepoints of this kernel");
+}
+
+// Whether the SYS:NAME head of any EVENT of `list` is a glob (§2.4); nested profiler words never are.
+bool has_glob(std::string_view list) {
+    for (const std::string& ev : split_protected(list, ',')) {
+        std::string head = split_protected(ev, '/').front();
+        if (head.find(':') != std::string::npos && is_glob(head)) return true;
+    }
+    return false;
+}
+
+std::vector<std::string> profiler_names() {
+    std::vector<std::string> names;
+    for (const ProfilerInfo* p : all_profilers()) names.emplace_back(p->name);
+    return names;
+}
+
+}  // namespace
+
+std::optional<ProbePmu> probe_pmu(const std::string& pmu, const std::string& devices) {
+    std::string dir = devices + "/" + pmu;
+    if (!exists(dir + "/type", false)) return std::nullopt;
+    ProbePmu p;
+    std::string type = trim(tep::read_file(dir + "/type"));
+    std::optional<uint64_t> t = decimal(type);
+    if (!t || *t > UINT32_MAX) throw Error(dir + "/type: bad PMU type '" + type + "'");
+    p.type = static_cast<uint32_t>(*t);
+    std::string ret_path = dir + "/format/retprobe";
+    if (exists(ret_path, false)) {
+        // "config:N" (a one-bit field; a range "config:N-M" would start at N).
+        std::string text = trim(tep::read_file(ret_path));
+        std::string_view v = text;
+        if (!v.starts_with("config:")) throw Error(ret_path + ": unexpected format '" + text + "'");
+        v.remove_prefix(7);
+        v = v.substr(0, v.find('-'));
+        std::optional<uint64_t> bit = decimal(v);
+        if (!bit || *bit > 63) throw Error(ret_path + ": unexpected format '" + text + "'");
+        p.retprobe_bit = static_cast<int>(*bit);
+    }
+    return p;
+}
+
+std::vector<filter::Field> tracepoint_fields(const tep_event& tp) {
+    std::vector<filter::Field> out;
+    out.reserve(static_cast<size_t>(std::max(0, tp.format.nr_common + tp.format.nr_fields)));
+    for (const tep_format_field* list : {tp.format.common_fields, tp.format.fields}) {
+        for (const tep_format_field* f = list; f; f = f->next) {
+            filter::Field x;
+            x.name = f->name ? f->name : "";
+            x.offset = static_cast<uint32_t>(f->offset);
+            x.size = static_cast<uint32_t>(f->size);
+            x.is_signed = f->flags & TEP_FIELD_IS_SIGNED;
+            std::string_view type = f->type ? f->type : "";
+            bool array = f->flags & TEP_FIELD_IS_ARRAY;
+            // __rel_loc (offset relative to the field's end) is not a __data_loc the expression
+            // language can follow: it stays a plain u32 rather than a wrong address.
+            bool relative = f->flags & TEP_FIELD_IS_RELATIVE;
+            bool dynamic = (f->flags & TEP_FIELD_IS_DYNAMIC) && !relative;
+            if (relative) {
+                x.is_signed = false;
+                out.push_back(std::move(x));
+                continue;
+            }
+            // As the kernel's filter (filter_assign_type): any char array or __data_loc char[]
+            // is a string, so the user-space fallback compares exactly what the kernel would.
+            bool chars = type.find("char") != std::string_view::npos;
+            x.is_dynamic = dynamic;
+            x.is_array = array || dynamic;
+            x.is_string = (array || dynamic) && chars;
+            if (array || dynamic) x.elem_size = f->elementsize;
+            out.push_back(std::move(x));
+        }
+    }
+    return out;
+}
+
+std::vector<filter::Field> probe_fields(bool retprobe) {
+    std::vector<filter::Field> out;
+    auto add = [&](const ProbeField& p) {
+        filter::Field f;
+        f.name = p.name;
+        f.offset = p.offset;
+        f.size = p.size;
+        f.is_signed = p.is_signed;
+        out.push_back(std::move(f));
+    };
+    for (const ProbeField& p : kCommon) add(p);
+    if (retprobe)
+        for (const ProbeField& p : kReturn) add(p);
+    else
+        for (const ProbeField& p : kEntry) add(p);
+    return out;
+}
+
+std::string probe_format(Kind kind, std::string_view func) {
+    const char* id = kind == Kind::Kprobe      ? "kprobe"
+                     : kind == Kind::Kretprobe ? "kretprobe"
+                     : kind == Kind::Uprobe    ? "uprobe"
+                                               : "uretprobe";
+    std::string out = "name: " + std::string(func) + "\nID: perf " + id + "\nformat:\n";
+    auto line = [&](const ProbeField& p) {
+        out += "\tfield:" + std::string(p.type) + " " + p.name + ";\toffset:" + std::to_string(p.offset) +
+               ";\tsize:" + std::to_string(p.size) + ";\tsigned:" + (p.is_signed ? "1" : "0") + ";\n";
+    };
+    for (const ProbeField& p : kCommon) line(p);
+    out += "\n";
+    if (is_retprobe(kind)) {
+        for (const ProbeField& p : kReturn) line(p);
+        out += "\nprint fmt: \"(%lx <- %lx)\", REC->__probe_func, REC->__probe_ret_ip\n";
+    } else {
+        for (const ProbeField& p : kEntry) line(p);
+        out += "\nprint fmt: \"(%lx)\", REC->__probe_ip\n";
+    }
+    return out;
+}
+
+Resolved resolve_event(const EventItem& item, tep::Tep& tep, const std::vector<std::string>& profilers) {
+    Resolved r;
+    r.item = item;
+    switch (item.kind) {
+        case Kind::Profiler:
+            return r;  // parse_event_list checked the name and the attributes
+        case Kind::Tracepoint: {
+            if (tracepoint_exists(item.sys, item.name)) {
+                resolve_tracepoint(r, tep);
+                return r;
+            }
+            std::string whole = item.sys + ":" + item.name;
+            if (contains(profilers, whole))
+                make_nested(r, whole);
+            else if (item.profiler_candidate)
+                make_nested(r, item.sys);
+            else
+                not_found(item);
+            return r;
+        }
+        case Kind::Kprobe:
+        case Kind::Kretprobe:
+            if (probe_is_tracepoint(item.sys, item.name))
+                resolve_tracepoint(r, tep);
+            else
+                resolve_kprobe(r);
+            return r;
+        case Kind::Uprobe:
+        case Kind::Uretprobe:
+            // Step 1 cannot apply: FUNC@PATH is never the name of a tracefs directory.
+            resolve_uprobe(r);
+            return r;
+    }
+    not_found(item);
+}
+
+std::vector<Resolved> resolve_event_list(std::string_view list, tep::Tep& tep, int verbose) {
+    std::string text(list);
+    if (has_glob(text)) {
+        std::string expanded = expand_wildcards(text, tep::tracepoint_list());
+        if (verbose > 0) std::printf("Wildcard expansion: '%s' -> '%s'\n", text.c_str(), expanded.c_str());
+        text = std::move(expanded);
+    }
+    std::vector<std::string> profilers = profiler_names();
+    std::vector<Resolved> out;
+    for (const EventItem& item : parse_event_list(text, profilers))
+        out.push_back(resolve_event(item, tep, profilers));
+    return out;
+}
+
+}  // namespace perfprof::event

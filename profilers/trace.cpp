@@ -1,0 +1,204 @@
+// trace: print tracepoint, uprobe and kprobe events, and the events of nested profilers, as
+// they happen (SPEC §4.3).
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "event/resolve.h"
+#include "output/event_line.h"
+#include "perf-prof/error.h"
+#include "perf-prof/profiler.h"
+
+namespace perfprof {
+
+namespace {
+
+std::string joined_events(const Options& opt) {
+    // Several -e are concatenated (SPEC §10 #4: upstream used only the first).
+    std::string list;
+    for (const std::string& e : opt.events) {
+        if (e.empty()) continue;
+        if (!list.empty()) list += ',';
+        list += e;
+    }
+    return list;
+}
+
+EventKind kind_of(event::Kind k) {
+    switch (k) {
+        case event::Kind::Kprobe:
+            return EventKind::Kprobe;
+        case event::Kind::Kretprobe:
+            return EventKind::Kretprobe;
+        case event::Kind::Uprobe:
+            return EventKind::Uprobe;
+        case event::Kind::Uretprobe:
+            return EventKind::Uretprobe;
+        default:
+            return EventKind::Tracepoint;
+    }
+}
+
+class TraceProfiler final : public Profiler {
+public:
+    explicit TraceProfiler(Context& ctx) : ctx_(ctx) {}
+
+    EventPlan plan() override {
+        const Options& opt = ctx_.options();
+        const std::string list = joined_events(opt);
+        if (list.empty())
+            throw Error::usage("monitor(trace) init failed: no events given (use -e EVENT,...)");
+        EventPlan p;
+        for (event::Resolved& r : event::resolve_event_list(list, ctx_.tep(), opt.verbose)) {
+            if (r.item.kind == event::Kind::Profiler) {
+                p.nested.push_back({r.item.sys, r.item.profiler_options, r.item.attrs.cpus});
+                continue;
+            }
+            EventSpec ev;
+            ev.sys = r.item.sys;
+            ev.name = r.item.name;
+            ev.kind = kind_of(r.item.kind);
+            ev.attr = r.attr;
+            ev.attr.sample_period = 1;
+            ev.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_CPU |
+                                  PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
+            ev.attr.read_format = PERF_FORMAT_ID;
+            ev.attr.pinned = 1;
+            ev.attr.inherit = opt.inherit;
+            ev.filter = r.item.filter;
+            ev.probe = r.probe;
+            ev.cpus = r.item.attrs.cpus;
+            ev.tp = r.tp;
+            ev.fields = r.fields;
+            // exec= is compiled once, against this event's fields (SPEC §2.5, §2.7.7).
+            std::unique_ptr<filter::Program> exec;
+            if (!r.item.attrs.exec.empty()) {
+                try {
+                    exec = std::make_unique<filter::Program>(filter::compile(r.item.attrs.exec, r.fields));
+                } catch (const filter::CompileError& e) {
+                    std::fputs(e.diagnostics().c_str(), stdout);
+                    std::fflush(stdout);
+                    throw Error(ev.sys + ":" + ev.name + ": exec=" + r.item.attrs.exec + ": " + e.what());
+                }
+            }
+            exec_.push_back(std::move(exec));
+            p.events.push_back(std::move(ev));
+        }
+        // Big enough that a burst of a few hundred thousand events per second is read in
+        // batches without loss (SPEC says 2 pages with per-event wake-ups; see bench/).
+        p.pages = 64;
+        // Batched wake-ups: waking per event made us trace our own context switches.
+        p.per_event_wakeup = false;
+        p.order = opt.order;
+        p.user_filter = true;
+        p.overwrite = opt.overwrite;
+        return p;
+    }
+
+    void sample(const Sample& s) noexcept override {
+        if (s.from) {
+            s.from->print_event(s);
+            return;
+        }
+        print_event(s);
+    }
+
+    void print_event(const Sample& s) noexcept override {
+        line_.clear();
+        output::format_event_line(ctx_, s, line_, ' ');
+        FILE* out = ctx_.out();
+        std::fwrite(line_.data(), 1, line_.size(), out);
+        if (size_t(s.event_index) < exec_.size() && exec_[size_t(s.event_index)]) {
+            filter::EvalContext c;
+            c.data = s.raw;
+            c.size = s.raw_size;
+            c.cpu = int(s.cpu);
+            c.pid = int(s.pid);
+            c.out = out;
+            c.hooks = ctx_.eval_hooks();
+            exec_[size_t(s.event_index)]->eval(c);
+        }
+    }
+
+private:
+    Context& ctx_;
+    std::vector<std::unique_ptr<filter::Program>> exec_;  // per event, null = no exec=
+    std::string line_;
+};
+
+std::unique_ptr<Profiler> create(Context& ctx) {
+    return std::make_unique<TraceProfiler>(ctx);
+}
+
+// SPEC §1.10: a command line that reproduces the given events with their filters, plus the
+// options given and hints for the others.
+std::string help_template(const Options& opt, const std::vector<event::Resolved>& events) {
+    std::string t = "perf-prof trace -e \"";
+    bool first = true;
+    for (const event::Resolved& r : events) {
+        if (!first) t += ',';
+        first = false;
+        if (r.item.kind == event::Kind::Profiler) {
+            t += r.item.text;
+            continue;
+        }
+        t += r.item.sys + ":" + r.item.name + "/" + (r.item.filter.empty() ? "." : r.item.filter) + "/";
+        if (!opt.call_graph) t += "[stack/]";
+    }
+    t += "\" ";
+    if (opt.call_graph) t += "-g ";
+    if (!opt.cpus.empty()) t += "-C " + opt.cpus + " ";
+    if (!opt.pids.empty()) t += "-p " + opt.pids + " ";
+    if (opt.interval_ms) t += "-i " + std::to_string(opt.interval_ms) + " ";
+    if (opt.order) t += "--order ";
+    if (opt.mmap_pages) t += "-m " + std::to_string(*opt.mmap_pages) + " ";
+    if (!opt.call_graph) t += "[-g] ";
+    if (opt.cpus.empty()) t += "[-C .] ";
+    if (opt.pids.empty()) t += "[-p .] ";
+    if (!opt.interval_ms) t += "[-i .] ";
+    if (!opt.order) t += "[--order] ";
+    if (!opt.mmap_pages) t += "[-m .] ";
+    t += "\n";
+    return t;
+}
+
+}  // namespace
+
+extern const ProfilerInfo trace_info;
+const ProfilerInfo trace_info = {
+    "trace",
+    "Trace events: print every tracepoint, uprobe or nested profiler event as it happens.",
+    "-e EVENT[,EVENT...] [OPTION...] [[--] <command>]",
+    {
+        "SYNOPSIS",
+        "    Print one line per event. Events are tracepoints (sys:name, wildcards allowed),",
+        "    uprobes (uprobe:func@\"/path\" or uretprobe:...), kprobes where the kernel has a",
+        "    kprobe PMU, and other profilers, whose events they print themselves.",
+        "",
+        "    EVENT: sys:name[/filter/ATTR/ATTR/.../]  or  profiler[/options/ATTR/.../]",
+        "    filter: the kernel's ftrace filter; when the kernel refuses it (field against",
+        "    field, arithmetic), it is evaluated here instead, with the same meaning.",
+        "    ATTR: exec=EXPR (run after each line, e.g. printf(...)), cpus=LIST, stack, ...",
+        "    Wrap filters and values containing '/' or ',' in parentheses or quotes.",
+        "",
+        "EXAMPLES",
+        "    perf-prof trace -e sched:sched_wakeup -C 0",
+        "    perf-prof trace -e 'syscalls:sys_enter_read/fd==0/' -p 1234",
+        "    perf-prof trace -e 'sched:sched_switch/prev_prio<next_prio/' --order",
+        "    perf-prof trace -e 'uprobe:malloc@\"/lib/x86_64-linux-gnu/libc.so.6\"' -N 10",
+        "    perf-prof trace -e 'sched:sched_process_exec//exec=printf(\"%d\\n\",pid)/,signal'",
+        "    perf-prof trace -e 'irq:softirq_*' -- make",
+    },
+    {
+        {Opt::Event, "event selector: tracepoints, probes, nested profilers"},
+        {Opt::Inherit},
+        {Opt::Overwrite},
+    },
+    create,
+    nullptr,
+    true,
+    help_template,
+};
+
+}  // namespace perfprof
