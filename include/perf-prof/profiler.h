@@ -62,11 +62,11 @@ class Context {
 public:
     virtual ~Context() = default;
     virtual const Options& options() const = 0;
-    virtual tep::Tep& tep() = 0;                        // tracefs formats (mounts tracefs)
-    virtual std::string_view comm(uint32_t tid) = 0;    // task name, "<...>" when unknown
-    virtual std::string wall(uint64_t perf_time) = 0;   // WALL(ev), 26 characters
-    virtual FILE* out() = 0;                            // stdout, or the -o file
-    virtual const filter::EvalHooks* eval_hooks() = 0;  // comm_get, syscall_name, ... for EXPRs
+    virtual tep::Tep& tep() = 0;                                  // tracefs formats (mounts tracefs)
+    virtual std::string_view comm(uint32_t tid) = 0;              // task name, "<...>" when unknown
+    virtual void wall(uint64_t perf_time, std::string& out) = 0;  // appends WALL(ev), 26 characters
+    virtual FILE* out() = 0;                                      // stdout, or the -o file
+    virtual const filter::EvalHooks* eval_hooks() = 0;            // comm_get, syscall_name, ... for EXPRs
 };
 
 class Profiler {

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <ctime>
 
+#include "core/format.h"
+
 namespace perfprof::core {
 
 namespace {
@@ -24,26 +26,43 @@ int64_t add_sat(int64_t a, int64_t b) {
 
 }  // namespace
 
-std::string format_wall(int64_t realtime_ns) {
+void append_wall(int64_t realtime_ns, std::string& out) {
     if (realtime_ns < 0) realtime_ns = 0;
-    time_t sec = static_cast<time_t>(realtime_ns / kNsPerSec);
-    long usec = static_cast<long>(realtime_ns % kNsPerSec / 1000);
-    tm t{};
-    localtime_r(&sec, &t);
-    // int64 ns ends in 2262, so the year always has four digits and the result is 26 chars.
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%04d-%02d-%02d %02d:%02d:%02d.%06ld", t.tm_year + 1900, t.tm_mon + 1,
-                  t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec, usec);
-    return buf;
+    const time_t sec = static_cast<time_t>(realtime_ns / kNsPerSec);
+    // localtime_r costs more than the rest of an event line: one conversion per second.
+    thread_local time_t cached_sec = -1;
+    thread_local char cached[64];
+    if (sec != cached_sec) {
+        tm t{};
+        localtime_r(&sec, &t);
+        // int64 ns ends in 2262, so the year always has four digits: 19 characters.
+        std::snprintf(cached, sizeof cached, "%04d-%02d-%02d %02d:%02d:%02d", t.tm_year + 1900, t.tm_mon + 1,
+                      t.tm_mday, t.tm_hour, t.tm_min, t.tm_sec);
+        cached_sec = sec;
+    }
+    out.append(cached, 19);
+    out += '.';
+    append_uint(out, static_cast<uint64_t>(realtime_ns % kNsPerSec / 1000), 6, '0');
+}
+
+std::string format_wall(int64_t realtime_ns) {
+    std::string s;
+    append_wall(realtime_ns, s);
+    return s;
+}
+
+void append_evts(uint64_t ns, std::string& out) {
+    // Same as (ns + 500) / 1000, without wrapping near UINT64_MAX.
+    uint64_t us = ns / 1000 + (ns % 1000 >= 500 ? 1 : 0);
+    append_uint(out, us / 1000000);
+    out += '.';
+    append_uint(out, us % 1000000, 6, '0');
 }
 
 std::string format_evts(uint64_t ns) {
-    // Same as (ns + 500) / 1000, without wrapping near UINT64_MAX.
-    uint64_t us = ns / 1000 + (ns % 1000 >= 500 ? 1 : 0);
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%llu.%06llu", static_cast<unsigned long long>(us / 1000000),
-                  static_cast<unsigned long long>(us % 1000000));
-    return buf;
+    std::string s;
+    append_evts(ns, s);
+    return s;
 }
 
 int64_t realtime_now_ns() {

@@ -9,9 +9,12 @@ namespace perfprof::core {
 // WALL: "YYYY-MM-DD HH:MM:SS.uuuuuu" in the local time zone, microseconds truncated.
 // Negative input is treated as the epoch.
 std::string format_wall(int64_t realtime_ns);
+// The same, appended to `out`; the date and time of day are computed once per second.
+void append_wall(int64_t realtime_ns, std::string& out);
 
 // EVTS: "{sec}.{usec:06}" after rounding to the nearest microsecond.
 std::string format_evts(uint64_t ns);
+void append_evts(uint64_t ns, std::string& out);
 
 int64_t realtime_now_ns();
 int64_t monotonic_now_ns();

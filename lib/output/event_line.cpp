@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "core/format.h"
 #include "core/time.h"
 #include "tep/lat.h"
 #include "tep/tep.h"
@@ -41,23 +42,27 @@ void format_event_line(Context& ctx, const Sample& s, std::string& line, char ma
     const bool have_common = tep::read_common(s.raw, s.raw_size, common);
     // common_pid is the task the tracepoint fired in; fall back to the sample's tid.
     const uint32_t pid = have_common ? uint32_t(common.pid) : s.tid;
-    char buf[96];
-    line += ctx.wall(s.time);
+    ctx.wall(s.time, line);
     if (marker) {
         line += ' ';
         line += marker;
     }
-    const std::string_view comm = ctx.comm(pid);
-    std::snprintf(buf, sizeof(buf), " %16.*s %6u ", int(comm.size()), comm.data(), pid);
-    line += buf;
+    line += ' ';
+    const std::string_view comm = ctx.comm(pid).substr(0, 16);
+    line.append(16 - comm.size(), ' ');
+    line += comm;
+    line += ' ';
+    core::append_uint(line, pid, 6);
+    line += ' ';
     line += have_common ? tep::lat_flags(common.flags, common.preempt_count) : std::string("....");
-    if (s.cpu == UINT32_MAX)
+    if (s.cpu == UINT32_MAX) {
         line += " [---] ";
-    else {
-        std::snprintf(buf, sizeof(buf), " [%03u] ", s.cpu);
-        line += buf;
+    } else {
+        line += " [";
+        core::append_uint(line, s.cpu, 3, '0');
+        line += "] ";
     }
-    line += core::format_evts(s.time);
+    core::append_evts(s.time, line);
     line += ": ";
     line += s.event->sys;
     line += ':';

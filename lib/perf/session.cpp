@@ -109,7 +109,7 @@ struct Session::Device final : Context {
     const Options& options() const override { return opt; }
     tep::Tep& tep() override { return session.tep(); }
     std::string_view comm(uint32_t tid) override { return session.comm(tid); }
-    std::string wall(uint64_t t) override { return session.wall(t); }
+    void wall(uint64_t t, std::string& out) override { core::append_wall(session.realtime(t), out); }
     FILE* out() override { return stdout; }
     const filter::EvalHooks* eval_hooks() override { return session.eval_hooks(); }
 
@@ -162,8 +162,8 @@ std::string_view Session::comm(uint32_t tid) {
     return "<...>";
 }
 
-std::string Session::wall(uint64_t perf_time) {
-    return core::format_wall(clock_.to_realtime(perf_time));
+int64_t Session::realtime(uint64_t perf_time) const {
+    return clock_.to_realtime(perf_time);
 }
 
 int Session::run() {

@@ -38,7 +38,7 @@ public:
     // Services shared by every device.
     tep::Tep& tep();
     std::string_view comm(uint32_t tid);
-    std::string wall(uint64_t perf_time);
+    int64_t realtime(uint64_t perf_time) const;
     const filter::EvalHooks* eval_hooks() const { return &hooks_; }
 
     struct Device;
