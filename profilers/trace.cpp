@@ -55,6 +55,10 @@ public:
                 p.nested.push_back({r.item.sys, r.item.profiler_options, r.item.attrs.cpus});
                 continue;
             }
+            // Say so rather than print events without the stacks that were asked for.
+            if (r.item.attrs.stack)
+                throw Error(r.item.sys + ":" + r.item.name +
+                            ": the stack and max-stack attributes are not supported by trace yet");
             EventSpec ev;
             ev.sys = r.item.sys;
             ev.name = r.item.name;
