@@ -216,8 +216,12 @@ bool is_glob(std::string_view sys_name) {
 
 std::string expand_wildcards(std::string_view list, const std::vector<std::string>& sorted_tracepoints) {
     std::string out;
+    bool first = true;
+    // Not `out.empty()`: a leading empty EVENT must survive, or ",a:b*" would be accepted while
+    // ",a:b" is "Syntax error: empty event" (found by tests/fuzz/event_spec_fuzz).
     auto append = [&](std::string_view ev) {
-        if (!out.empty()) out += ',';
+        if (!first) out += ',';
+        first = false;
         out += ev;
     };
     for (const std::string& ev : split_protected(list, ',')) {

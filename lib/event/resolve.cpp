@@ -148,7 +148,8 @@ void resolve_uprobe(Resolved& r) {
     }
     if (offset == 0)
         throw Error(what + ": symbol " + it.name + " not found in " + it.path,
-                    "the name must be the raw (mangled) name in .symtab or .dynsym; see nm -D " + it.path);
+                    "FUNC must be the raw (mangled) name of a function in .symtab or .dynsym; `nm " +
+                        it.path + "` and `nm -D " + it.path + "` list them");
     set_probe_common(r, pmu);
     r.probe = it.path;  // as written: the kernel resolves it itself when the event is opened
     r.attr.config2 = offset;
@@ -304,10 +305,10 @@ Resolved resolve_event(const EventItem& item, tep::Tep& tep, const std::vector<s
                 return r;
             }
             std::string whole = item.sys + ":" + item.name;
+            // §2.3 step 4 is for profilers whose name is the whole "A:B" (upstream's
+            // bpf:kvm-exit). "signal:typo" is a typo, not the signal profiler: not found.
             if (contains(profilers, whole))
                 make_nested(r, whole);
-            else if (item.profiler_candidate)
-                make_nested(r, item.sys);
             else
                 not_found(item);
             return r;

@@ -23,7 +23,7 @@ struct Resolved {
     perf_event_attr attr{};   // type and config set; for probes also config2 = probe_offset and the
                               // retprobe bit in config; config1 left 0 (the session points it at `probe`)
     std::string probe;        // kprobe function or uprobe PATH as written (quotes removed)
-    tep_event* tp = nullptr;  // tracepoint format (nullptr for probes)
+    tep_event* tp = nullptr;  // tracepoint format (nullptr for probes); owned by the Tep, lives as long
     std::vector<filter::Field> fields;  // every field incl. common_*, as §2.7.3 describes
     std::string format;  // the tracefs `format` file text, or the synthetic probe format of §1.10 step 4
 };

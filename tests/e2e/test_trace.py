@@ -319,6 +319,7 @@ def test_help_word_uprobe_synthetic_format(pp, needs_root, workload):
     ("sched:sched_wakeup/pid>1", "sched:sched_wakeup/pid>1"),
     ("sched:sched_wakeup/pid>1/stack", "Syntax error: stack"),
     ("nosuchprofiler", "profiler nosuchprofiler not found"),
+    ("signal:no_such_tracepoint", "signal:no_such_tracepoint not found"),
     ("sched:nosuch_*", "No events matching pattern 'sched:nosuch_*'"),
     # Stacks come with symbolization; until then the attribute is refused, never ignored.
     ("sched:sched_wakeup//max-stack=8/", "not supported by trace yet"),
