@@ -130,7 +130,7 @@ build/fuzz/expr_fuzz: filter/expr.cpp filter/expr_eval.cpp
 build/fuzz/%: tests/fuzz/%.cpp $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ     $@"
-	@$(FUZZ_CXX) $(FUZZ_FLAGS) -o $@ $< $(filter %.cpp,$(wordlist 2,99,$^))
+	@$(FUZZ_CXX) $(FUZZ_FLAGS) -o $@ $< $(filter-out $<,$(filter %.cpp,$^))
 
 # The checked-in seeds stay read-only: new inputs go to build/fuzz/corpus/<target>, crashes and
 # hangs (-timeout) to build/fuzz/artifacts/. A finding makes the target fail.
@@ -138,15 +138,15 @@ fuzz: $(FUZZ_BINS)
 	@set -e; for t in $(FUZZ_TARGETS); do \
 	    mkdir -p build/fuzz/corpus/$$t build/fuzz/artifacts; \
 	    echo "== fuzz $$t for $(FUZZ_SECONDS)s"; \
-	    dict=tests/fuzz/$${t%_fuzz}.dict; [ -f $$dict ] || dict=tests/fuzz/expr.dict; \
+	    dict=tests/fuzz/$${t%_fuzz}.dict; [ -f $$dict ] && dict=-dict=$$dict || dict=; \
 	    build/fuzz/$$t -max_total_time=$(FUZZ_SECONDS) -timeout=2 -rss_limit_mb=2048 -max_len=4096 \
-	        -dict=$$dict -print_final_stats=1 -artifact_prefix=build/fuzz/artifacts/$$t- \
+	        $$dict -print_final_stats=1 -artifact_prefix=build/fuzz/artifacts/$$t- \
 	        build/fuzz/corpus/$$t tests/fuzz/corpus/$$t 2>build/fuzz/$$t.log \
 	        || { tail -60 build/fuzz/$$t.log; echo "fuzz: $$t found a problem; reproducer in build/fuzz/artifacts/"; exit 1; }; \
 	    grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' build/fuzz/$$t.log || true; \
 	done
 
-# ---- benchmark: trace vs perf record under a context-switch storm (bench/README in the script) ----
+# ---- benchmark: trace vs perf record under a context-switch storm (see bench/trace_bench.py) ----
 bench: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/pingpong
 	/usr/bin/python3 bench/trace_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong

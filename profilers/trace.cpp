@@ -193,6 +193,7 @@ const ProfilerInfo trace_info = {
         "    perf-prof trace -e 'uprobe:malloc@\"/lib/x86_64-linux-gnu/libc.so.6\"' -N 10",
         "    perf-prof trace -e 'sched:sched_process_exec//exec=printf(\"%d\\n\",pid)/,signal'",
         "    perf-prof trace -e 'irq:softirq_*' -- make",
+        "    perf-prof trace -e sched:sched_wakeup help     # command template and format",
     },
     {
         {Opt::Event, "event selector: tracepoints, probes, nested profilers"},
