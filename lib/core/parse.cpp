@@ -15,7 +15,9 @@ namespace perfprof::core {
 namespace {
 
 // Kernel CPU numbers stay far below this; the cap keeps "0-4000000000" from allocating gigabytes.
-constexpr unsigned long long kMaxCpu = 1u << 20;
+// The kernel's largest NR_CPUS (x86_64 MAXSMP). A larger bound let "cpus=0-1048576" expand to
+// a million entries per event (found by the event-spec fuzzer).
+constexpr unsigned long long kMaxCpu = 8191;
 
 bool is_digit(char c) {
     return c >= '0' && c <= '9';

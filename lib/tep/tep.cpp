@@ -23,6 +23,11 @@ Tep::Tep() {
     // run of ours must keep stderr silent (SPEC §0.3).
     tep_set_loglevel(TEP_LOG_NONE);
     plugins_ = tep_load_plugins(tep_.get());
+    // Plugins (sched_switch, sched_wakeup) register the comm of every event they print. Until
+    // the first lookup libtraceevent appends each registration to a list without looking for
+    // duplicates, which grew by ~125 bytes per printed event; one lookup turns it into a table
+    // with one entry per pid.
+    tep_is_pid_registered(tep_.get(), 1);
     trace_seq_init(&seq_);
 }
 

@@ -399,3 +399,11 @@ TEST(Wildcards, ExpandedTextParses) {
 }
 
 }  // namespace
+
+// Found by tests/fuzz/event_spec_fuzz: a leading empty EVENT was dropped when a glob followed.
+TEST(Wildcards, LeadingEmptyEventIsAnError) {
+    EXPECT_EQ(expand_wildcards(",sched:sched_switc*", kTps), ",sched:sched_switch");
+    EXPECT_EQ(
+        usage_error([] { parse_event_list(expand_wildcards(",sched:sched_switc*", kTps), kProfilers); }),
+        usage_error([] { parse_event_list(",sched:sched_switch", kProfilers); }));
+}

@@ -480,3 +480,14 @@ TEST(ExprErrors, Diagnostics) {
     EXPECT_NE(d.find("\n     char name[]\n"), std::string::npos) << d;
     EXPECT_NE(d.find("\n     char sc\n"), std::string::npos) << d;
 }
+
+// Found by tests/fuzz/expr_fuzz: deep nesting overflowed the stack of the recursive parser and
+// evaluator; it is a compile error now.
+TEST(ExprErrors, NestingLimit) {
+    EXPECT_EQ(err(std::string(5000, '(') + "1" + std::string(5000, ')')).message(),
+              "expression nested too deeply");
+    std::string chain = "1";
+    for (int i = 0; i < 10000; i++) chain += "+1";
+    EXPECT_EQ(err(chain).message(), "expression nested too deeply");
+    EXPECT_EQ(compile(std::string(100, '(') + "1" + std::string(100, ')'), {}).eval({}), 1);
+}
