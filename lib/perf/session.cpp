@@ -143,8 +143,10 @@ Session::Session(const Options& opt, const ProfilerInfo& info) : opt_(opt), info
     hooks_.user = this;
     hooks_.comm_get = [](int pid, void* user) -> const char* {
         auto* s = static_cast<Session*>(user);
-        s->hook_buf_ = s->comm(uint32_t(pid));
-        return s->hook_buf_.c_str();
+        // Several results may be alive in one expression (comm_get(a) == comm_get(b)).
+        std::string& buf = s->hook_bufs_[s->hook_next_++ % s->hook_bufs_.size()];
+        buf = s->comm(uint32_t(pid));
+        return buf.c_str();
     };
     hooks_.syscall_name = [](int64_t id, void*) { return filter::syscall_name(id); };
 }

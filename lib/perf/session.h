@@ -7,6 +7,7 @@
 
 #include <sys/epoll.h>
 
+#include <array>
 #include <memory>
 #include <string>
 #include <vector>
@@ -93,7 +94,8 @@ private:
     std::unique_ptr<ClockSync> clock_sync_;
     core::WallClock clock_;
     filter::EvalHooks hooks_;
-    std::string hook_buf_;
+    std::array<std::string, 8> hook_bufs_;  // comm_get() results, reused round-robin
+    unsigned hook_next_ = 0;
 
     // The attachment every device shares (SPEC §2.8: children open on the parent's maps).
     CpuMap cpus_;

@@ -130,6 +130,10 @@ def test_userspace_fallback_arithmetic_and_glob(pp, needs_root, workload):
     out = ok(pp, ["-e", "syscalls:sys_enter_close/%s/" % f, "--", workload("syscalls"), "close", "500", "10"])
     evs = parse(out, allow=(re.compile(r"filters '.*' in userspace$"),))
     assert len(evs) == 50
+    # Two task names alive in one expression, the workload's and init's.
+    f = "comm_get(_pid) == comm_get(common_pid) && comm_get(_pid) != comm_get(1) && fd == 1002"
+    out = ok(pp, ["-e", "syscalls:sys_enter_close/%s/" % f, "--", workload("syscalls"), "close", "500", "10"])
+    assert len(parse(out, allow=(re.compile(r"filters '.*' in userspace$"),))) == 50
 
 
 def test_exit_after_n(pp, needs_root, workload):
