@@ -82,6 +82,7 @@ void CommTable::set(uint32_t tid, std::string_view name, uint64_t time) {
     std::memcpy(e.name, name.data(), n);
     e.name[n] = '\0';
     e.exit_time = 0;
+    e.parent = 0;
 }
 
 std::optional<std::string_view> CommTable::find(uint32_t tid) {
@@ -100,7 +101,23 @@ std::optional<std::string_view> CommTable::find(uint32_t tid) {
 }
 
 void CommTable::drain() {
-    for (MappedRing& r : rings_) r.reader().drain([this](const perf_event_header& h) { record(h); });
+    // The rings are per CPU: an exec on one CPU and a fork of the new program's first thread
+    // on another must be applied in time order, or the thread inherits the pre-exec name.
+    pending_.clear();
+    offsets_.clear();
+    for (MappedRing& r : rings_)
+        r.reader().drain([this](const perf_event_header& h) {
+            SampleId id;
+            const uint64_t t = decode_sample_id(h, kSideBandType, id) ? id.time : 0;
+            const size_t off = pending_.size();
+            pending_.resize(off + 1 + (h.size + 7) / 8);
+            pending_[off] = t;
+            std::memcpy(&pending_[off + 1], &h, h.size);
+            offsets_.push_back(off);
+        });
+    std::stable_sort(offsets_.begin(), offsets_.end(),
+                     [this](size_t a, size_t b) { return pending_[a] < pending_[b]; });
+    for (size_t off : offsets_) record(*reinterpret_cast<const perf_event_header*>(&pending_[off + 1]));
 }
 
 void CommTable::record(const perf_event_header& h) {
@@ -113,7 +130,15 @@ void CommTable::record(const perf_event_header& h) {
             uint32_t tid;
             std::memcpy(&tid, body + 4, 4);
             const char* name = reinterpret_cast<const char*>(body + 8);
-            set(tid, std::string_view(name, strnlen(name, h.size - sizeof(h) - 8)), id.time);
+            const std::string_view n(name, strnlen(name, h.size - sizeof(h) - 8));
+            set(tid, n, id.time);
+            // A fork read in an earlier drain than this (older) exec copied the old name.
+            for (auto& [child, e] : names_)
+                if (e.parent == tid && e.time > id.time) {
+                    const size_t len = std::min(n.size(), sizeof(e.name) - 1);
+                    std::memcpy(e.name, n.data(), len);
+                    e.name[len] = '\0';
+                }
             break;
         }
         case PERF_RECORD_FORK: {  // u32 pid, ppid, tid, ptid; u64 time
@@ -122,9 +147,10 @@ void CommTable::record(const perf_event_header& h) {
             std::memcpy(f, body, sizeof(f));
             // A new task starts with its parent's name; an exec renames it later.
             auto parent = names_.find(f[3]);
-            if (parent != names_.end()) {
+            if (parent != names_.end() && f[2] != f[3]) {
                 const std::string name = parent->second.name;
                 set(f[2], name, id.time);
+                names_[f[2]].parent = f[3];
             }
             break;
         }

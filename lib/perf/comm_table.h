@@ -39,6 +39,7 @@ private:
         char name[16];
         uint64_t time = 0;       // of the record that set the name
         uint64_t exit_time = 0;  // 0 = alive
+        uint32_t parent = 0;     // the name was inherited from this task at fork (time)
     };
     void scan_proc();
     void record(const perf_event_header& h);
@@ -47,6 +48,8 @@ private:
     EventList events_;
     std::vector<MappedRing> rings_;
     uint64_t newest_ = 0;
+    std::vector<uint64_t> pending_;  // one drain's records: [time, record words...]
+    std::vector<size_t> offsets_;
 };
 
 }  // namespace perfprof::perf
