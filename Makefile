@@ -85,6 +85,13 @@ $(BUILD)/unit_tests: $(UNIT_OBJS) $(LIB_OBJS)
 unit: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests --gtest_brief=1
 
+# ELF fixtures of tests/unit/object_test.cpp (gcc, binutils, xz), always under build/fixtures:
+# the test finds them relative to the repository, whatever $(BUILD) is.
+build/fixtures/.ok: $(wildcard tests/fixtures/*)
+	@echo "  FIXTURES build/fixtures"
+	@sh tests/fixtures/build.sh build/fixtures
+unit: build/fixtures/.ok
+
 e2e: $(BIN) $(WORKLOADS)
 	PERF_PROF=$(abspath $(BIN)) WORKLOADS=$(abspath $(BUILD)/workloads) $(PYTEST) -q -rs tests/e2e
 
@@ -119,7 +126,7 @@ FUZZ_SECONDS  ?= 60
 FUZZ_CXX      := clang++
 FUZZ_FLAGS    := -std=c++20 -O1 -g -fno-omit-frame-pointer -Iinclude -Ilib -I. \
                  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_TARGETS  := event_spec_fuzz expr_fuzz
+FUZZ_TARGETS  := event_spec_fuzz expr_fuzz symbols_fuzz elf_fuzz
 FUZZ_BINS     := $(FUZZ_TARGETS:%=build/fuzz/%)
 FUZZ_HDRS     := include/perf-prof/error.h lib/core/parse.h lib/event/event_spec.h filter/expr.h
 
@@ -127,10 +134,14 @@ fuzz-build: $(FUZZ_BINS)
 # Each fuzzer is linked from its harness and only the sources it exercises.
 build/fuzz/event_spec_fuzz: lib/event/event_spec.cpp lib/core/parse.cpp
 build/fuzz/expr_fuzz: filter/expr.cpp filter/expr_eval.cpp
+build/fuzz/symbols_fuzz: lib/sym/pprof_symbols.cpp lib/sym/syms.cpp lib/core/text.cpp lib/sym/object.cpp lib/sym/pprof_symbols.h lib/sym/syms.h lib/sym/object.h
+build/fuzz/symbols_fuzz: FUZZ_LIBS := -lelf -llzma
+build/fuzz/elf_fuzz: lib/sym/object.cpp lib/sym/object.h
+build/fuzz/elf_fuzz: FUZZ_LIBS := -lelf -llzma
 build/fuzz/%: tests/fuzz/%.cpp $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ     $@"
-	@$(FUZZ_CXX) $(FUZZ_FLAGS) -o $@ $< $(filter-out $<,$(filter %.cpp,$^))
+	@$(FUZZ_CXX) $(FUZZ_FLAGS) -o $@ $< $(filter-out $<,$(filter %.cpp,$^)) $(FUZZ_LIBS)
 
 # The checked-in seeds stay read-only: new inputs go to build/fuzz/corpus/<target>, crashes and
 # hangs (-timeout) to build/fuzz/artifacts/. A finding makes the target fail.
@@ -150,6 +161,11 @@ fuzz: $(FUZZ_BINS)
 bench: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/pingpong
 	/usr/bin/python3 bench/trace_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
+	@# --symbols vs google-pprof and addr2line; libLLVM-14.so (package llvm-14) is a bench-only dependency.
+	@dpkg-query -W -f='$${Status}' llvm-14 2>/dev/null | grep -q 'install ok installed' || \
+	    { echo "installing: llvm-14 (bench only)"; apt-get update -qq && \
+	      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends llvm-14 >/dev/null; }
+	/usr/bin/python3 bench/symbols_bench.py --perf-prof ./perf-prof
 
 $(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)

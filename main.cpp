@@ -9,6 +9,7 @@
 #include "perf-prof/error.h"
 #include "perf-prof/profiler.h"
 #include "perf/session.h"
+#include "sym/pprof_symbols.h"
 
 #ifndef PERF_PROF_VERSION
 #define PERF_PROF_VERSION "0.1.0"
@@ -36,7 +37,7 @@ int main(int argc, char** argv) {
             case cli::Action::HelpWord:
                 return cli::run_help_word(p.opt, p.profiler);
             case cli::Action::Symbols:
-                throw Error("--symbols is not available in this version yet");
+                return sym::run_pprof_symbols(p.opt.symbols);
             case cli::Action::Run:
                 break;
         }

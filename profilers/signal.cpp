@@ -1,10 +1,12 @@
 // signal: every generated signal, system-wide or for the attached tasks (SPEC §4.1).
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "filter/comm_filter.h"
 #include "output/event_line.h"
 #include "perf-prof/profiler.h"
+#include "stack/stack_printer.h"
 #include "tep/tep.h"
 
 namespace perfprof {
@@ -27,16 +29,21 @@ public:
         ev.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
         ev.attr.pinned = 1;
         ev.attr.wakeup_events = 1;
-        // Stacks arrive with the stacks issue; the default half is kernel only (SPEC §4.1).
-        ev.attr.exclude_callchain_user = !opt.user_callchain.value_or(false);
-        ev.attr.exclude_callchain_kernel = !opt.kernel_callchain.value_or(true);
+        // The default half is kernel only (SPEC §4.1, §12).
+        if (opt.call_graph) {
+            ev.attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
+            ev.attr.exclude_callchain_user = !opt.user_callchain.value_or(false);
+            ev.attr.exclude_callchain_kernel = !opt.kernel_callchain.value_or(true);
+            printer_ = std::make_unique<stack::Printer>(opt.kernel_callchain.value_or(true),
+                                                        opt.user_callchain.value_or(false));
+        }
         // comm of signal_generate is the receiving task (SPEC §4.1).
         if (opt.filter_given) ev.filter = filter::comm_filter(opt.filter);
         EventPlan p;
         p.events.push_back(std::move(ev));
         // SPEC §4.1 says 2 pages; a burst of ~80 signals fills that before we are scheduled
         // on a busy 2-CPU machine. 8 pages (32 KiB per ring) costs nothing and loses nothing.
-        p.pages = 8;
+        p.pages = opt.call_graph ? 16 : 8;
         p.per_event_wakeup = true;
         return p;
     }
@@ -46,12 +53,14 @@ public:
     void print_event(const Sample& s) noexcept override {
         line_.clear();
         output::format_event_line(ctx_, s, line_);
+        if (s.callchain && printer_) printer_->print(s.callchain, s.callchain_nr, s.pid, 127, line_);
         std::fwrite(line_.data(), 1, line_.size(), ctx_.out());
     }
 
 private:
     Context& ctx_;
     std::string line_;
+    std::unique_ptr<stack::Printer> printer_;  // with -g
 };
 
 std::unique_ptr<Profiler> create(Context& ctx) {
@@ -83,6 +92,7 @@ const ProfilerInfo signal_info = {
     {
         {Opt::UserCallchain},
         {Opt::KernelCallchain},
+        {Opt::CallGraph, "print the call stack of the signalling code (kernel part by default)"},
         {Opt::Filter, "receiving task names: comma-separated, glob patterns allowed"},
     },
     create,

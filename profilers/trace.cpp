@@ -5,10 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "core/time.h"
 #include "event/resolve.h"
 #include "output/event_line.h"
 #include "perf-prof/error.h"
 #include "perf-prof/profiler.h"
+#include "stack/flame_graph.h"
+#include "stack/stack_printer.h"
 
 namespace perfprof {
 
@@ -50,15 +53,12 @@ public:
         if (list.empty())
             throw Error::usage("monitor(trace) init failed: no events given (use -e EVENT,...)");
         EventPlan p;
+        bool stacks = false;
         for (event::Resolved& r : event::resolve_event_list(list, ctx_.tep(), opt.verbose)) {
             if (r.item.kind == event::Kind::Profiler) {
                 p.nested.push_back({r.item.sys, r.item.profiler_options, r.item.attrs.cpus});
                 continue;
             }
-            // Say so rather than print events without the stacks that were asked for.
-            if (r.item.attrs.stack)
-                throw Error(r.item.sys + ":" + r.item.name +
-                            ": the stack and max-stack attributes are not supported by trace yet");
             EventSpec ev;
             ev.sys = r.item.sys;
             ev.name = r.item.name;
@@ -70,6 +70,15 @@ public:
             ev.attr.read_format = PERF_FORMAT_ID;
             ev.attr.pinned = 1;
             ev.attr.inherit = opt.inherit;
+            // Stacks: every event with -g, else those with stack/max-stack (SPEC §4.3); both
+            // halves by default (SPEC §12).
+            if (opt.call_graph || r.item.attrs.stack) {
+                ev.attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
+                ev.attr.exclude_callchain_user = !opt.user_callchain.value_or(true);
+                ev.attr.exclude_callchain_kernel = !opt.kernel_callchain.value_or(true);
+                if (r.item.attrs.max_stack) ev.attr.sample_max_stack = uint16_t(r.item.attrs.max_stack);
+                stacks = true;
+            }
             ev.filter = r.item.filter;
             ev.probe = r.probe;
             ev.cpus = r.item.attrs.cpus;
@@ -92,7 +101,15 @@ public:
         // 1 MiB per CPU: with batched wake-ups at half of it, a 330k events/s context-switch
         // storm on one CPU is read without loss (64 and 128 pages lost events in bench/; SPEC
         // says 2 pages, with per-event wake-ups).
-        p.pages = 256;
+        p.pages = stacks ? 512 : 256;
+        if (stacks)
+            printer_ = std::make_unique<stack::Printer>(opt.kernel_callchain.value_or(true),
+                                                        opt.user_callchain.value_or(true));
+        // SPEC §5.6: the flame graph needs -g; event lines are printed either way.
+        if (stacks && opt.call_graph && opt.flame_graph_given) {
+            flame_ = std::make_unique<stack::FlameGraph>(opt.flame_graph);
+            interval_start_ = core::realtime_now_ns();
+        }
         // Batched wake-ups: waking per event made us trace our own context switches.
         p.per_event_wakeup = false;
         p.order = opt.order;
@@ -124,11 +141,40 @@ public:
             c.hooks = ctx_.eval_hooks();
             exec_[size_t(s.event_index)]->eval(c);
         }
+        if (s.callchain && flame_) {
+            line_.clear();
+            // Root frame: the process name, omitted when unresolved (SPEC §4.3).
+            const std::string_view comm = ctx_.comm(s.pid);
+            if (comm != "<...>") {
+                line_ += comm;
+                line_ += ';';
+            }
+            if (printer_->fold(s.callchain, s.callchain_nr, s.pid, line_)) flame_->add(line_);
+        } else if (s.callchain && printer_) {
+            line_.clear();
+            const int max = s.event->attr.sample_max_stack ? s.event->attr.sample_max_stack : 127;
+            printer_->print(s.callchain, s.callchain_nr, s.pid, max, line_);
+            std::fwrite(line_.data(), 1, line_.size(), out);
+        }
+    }
+
+    void interval() override {
+        if (!flame_) return;
+        // Each interval's stacks carry the interval's start, so `grep "14:05:"` selects it.
+        flame_->flush(stack::interval_prefix(interval_start_));
+        interval_start_ = core::realtime_now_ns();
+    }
+
+    void finish() override {
+        if (flame_) flame_->finish(ctx_.options().interval_ms ? stack::interval_prefix(interval_start_) : "");
     }
 
 private:
     Context& ctx_;
+    std::unique_ptr<stack::FlameGraph> flame_;
+    int64_t interval_start_ = 0;
     std::vector<std::unique_ptr<filter::Program>> exec_;  // per event, null = no exec=
+    std::unique_ptr<stack::Printer> printer_;             // when any event records stacks
     std::string line_;
 };
 
@@ -153,12 +199,15 @@ std::string help_template(const Options& opt, const std::vector<event::Resolved>
     }
     t += "\" ";
     if (opt.call_graph) t += "-g ";
+    if (opt.flame_graph_given)
+        t += "--flame-graph " + (opt.flame_graph.empty() ? "\"\"" : opt.flame_graph) + " ";
     if (!opt.cpus.empty()) t += "-C " + opt.cpus + " ";
     if (!opt.pids.empty()) t += "-p " + opt.pids + " ";
     if (opt.interval_ms) t += "-i " + std::to_string(opt.interval_ms) + " ";
     if (opt.order) t += "--order ";
     if (opt.mmap_pages) t += "-m " + std::to_string(*opt.mmap_pages) + " ";
     if (!opt.call_graph) t += "[-g] ";
+    if (!opt.flame_graph_given) t += "[--flame-graph .] ";
     if (opt.cpus.empty()) t += "[-C .] ";
     if (opt.pids.empty()) t += "[-p .] ";
     if (!opt.interval_ms) t += "[-i .] ";
@@ -198,6 +247,10 @@ const ProfilerInfo trace_info = {
     },
     {
         {Opt::Event, "event selector: tracepoints, probes, nested profilers"},
+        {Opt::UserCallchain},
+        {Opt::KernelCallchain},
+        {Opt::CallGraph, "record call stacks of every event (or per event: the stack attribute)"},
+        {Opt::FlameGraph},
         {Opt::Inherit},
         {Opt::Overwrite},
     },

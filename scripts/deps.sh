@@ -2,7 +2,8 @@
 # Installs the Debian packages perf-prof needs, skipping those present (make deps).
 set -euo pipefail
 pkgs=(g++ make pkg-config xz-utils libtraceevent-dev libelf-dev libdw-dev liblzma-dev
-      libcli11-dev libgtest-dev libtraceevent1-plugin python3-pytest linux-source-6.1 util-linux)
+      libcli11-dev libgtest-dev libtraceevent1-plugin python3-pytest linux-source-6.1 util-linux
+      google-perftools libgoogle-perftools4 binutils libc6-dbg)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

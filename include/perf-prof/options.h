@@ -36,9 +36,10 @@ enum class Opt {
     Filter,
     CallGraph,
     Inherit,
-    Overwrite,  // keep last: kOptCount below
+    Overwrite,
+    FlameGraph,  // keep last: kOptCount below
 };
-inline constexpr std::size_t kOptCount = static_cast<std::size_t>(Opt::Overwrite) + 1;
+inline constexpr std::size_t kOptCount = static_cast<std::size_t>(Opt::FlameGraph) + 1;
 
 struct Options {
     // Attach model (SPEC §1.6). Empty = not given.
@@ -68,6 +69,8 @@ struct Options {
     bool call_graph = false;  // -g
     bool inherit = false;     // --inherit: child tasks are counted too
     bool overwrite = false;   // --overwrite: write_backward rings, read at ticks and at exit
+    std::string flame_graph;  // --flame-graph NAME ("" = stdout)
+    bool flame_graph_given = false;
 
     std::string symbols;  // --symbols PATH (no profiler)
 

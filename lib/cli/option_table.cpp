@@ -59,6 +59,9 @@ constexpr std::array<OptionRow, kRows> kTable{{
     {Opt::Overwrite, 0, "overwrite", "", K::Flag, false, G::Profiler,
      "keep only the newest events in each ring buffer;\n"
      "read them at each -i tick and at exit"},
+    {Opt::FlameGraph, 0, "flame-graph", "file", K::Value, false, G::Profiler,
+     "with -g: count stacks into file.folded for\n"
+     "flamegraph.pl (\"\" = stdout); per interval with -i"},
 }};
 
 constexpr bool rows_in_enum_order() {

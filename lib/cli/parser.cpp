@@ -238,6 +238,10 @@ private:
             case Opt::Overwrite:
                 opt.overwrite = true;
                 break;
+            case Opt::FlameGraph:
+                opt.flame_graph = v;
+                opt.flame_graph_given = true;
+                break;
         }
     }
 

@@ -1,5 +1,6 @@
 #include "event/resolve.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -8,11 +9,13 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
+#include "core/fd.h"
 #include "perf-prof/error.h"
 #include "perf-prof/profiler.h"
-#include "sym/elf_symbol.h"
+#include "sym/object.h"
 #include "tep/tracefs.h"
 
 namespace perfprof::event {
@@ -140,12 +143,16 @@ void resolve_uprobe(Resolved& r) {
     if (!real) throw Error::sys(errno, what + ": cannot resolve " + it.path);
     // Not the execute bit: shared libraries are often mode 0644, and the kernel does not care.
     if (!exists(real.get(), false)) throw Error(what + ": " + real.get() + " is not a regular file");
-    uint64_t offset = 0;
-    try {
-        offset = sym::elf_symbol_file_offset(real.get(), it.name);
-    } catch (const Error& e) {
-        throw Error(what + ": " + e.what(), e.hint());
+    std::shared_ptr<sym::Object> obj = sym::get_object(real.get());
+    if (obj->type() == sym::ObjectType::Unknown) {
+        // Say why: unreadable, not ELF at all, or an ELF of another kind (relocatable, core).
+        core::Fd fd(::open(real.get(), O_RDONLY | O_CLOEXEC));
+        if (!fd) throw Error::sys(errno, what + ": cannot open " + real.get());
+        char magic[4] = {};
+        bool elf = ::read(fd.get(), magic, 4) == 4 && std::memcmp(magic, "\x7f" "ELF", 4) == 0;
+        throw Error(what + ": " + real.get() + (elf ? ": not an ELF executable or shared object" : ": not an ELF file"));
     }
+    uint64_t offset = obj->file_offset(it.name);
     if (offset == 0)
         throw Error(what + ": symbol " + it.name + " not found in " + it.path,
                     "FUNC must be the raw (mangled) name of a function in .symtab or .dynsym; `nm " +

@@ -43,6 +43,10 @@ CommTable::CommTable(bool live) {
         a.comm = 1;
         a.comm_exec = 1;
         a.task = 1;
+        // Executable mappings only (mmap_data stays 0): symbols of processes that exit
+        // before their samples are printed still resolve.
+        a.mmap = 1;
+        a.mmap2 = 1;
         a.watermark = 1;
         a.wakeup_watermark = kSideBandPages * 4096 / 2;
         perf_evsel* ev = events_.add(a);
@@ -132,6 +136,9 @@ void CommTable::record(const perf_event_header& h) {
             const char* name = reinterpret_cast<const char*>(body + 8);
             const std::string_view n(name, strnlen(name, h.size - sizeof(h) - 8));
             set(tid, n, id.time);
+            uint32_t pid;
+            std::memcpy(&pid, body, 4);
+            if ((h.misc & PERF_RECORD_MISC_COMM_EXEC) && pid == tid && on_exec) on_exec(pid);
             // A fork read in an earlier drain than this (older) exec copied the old name.
             for (auto& [child, e] : names_)
                 if (e.parent == tid && e.time > id.time) {
@@ -163,6 +170,27 @@ void CommTable::record(const perf_event_header& h) {
                 it->second.exit_time = id.time ? id.time : 1;
             break;
         }
+        case PERF_RECORD_MMAP2: {
+            // u32 pid, tid; u64 addr, len, pgoff; u32 maj, min; u64 ino, ino_generation;
+            // u32 prot, flags; char filename[]
+            constexpr size_t kFixed = 8 + 24 + 24 + 8;
+            if (h.size < sizeof(h) + kFixed + 1 || !on_mmap) return;
+            Mapping m{};
+            std::memcpy(&m.pid, body, 4);
+            std::memcpy(&m.start, body + 8, 8);
+            std::memcpy(&m.len, body + 16, 8);
+            std::memcpy(&m.pgoff, body + 24, 8);
+            if (!(h.misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+                std::memcpy(&m.maj, body + 32, 4);
+                std::memcpy(&m.min, body + 36, 4);
+                std::memcpy(&m.ino, body + 40, 8);
+            }
+            std::memcpy(&m.prot, body + 56, 4);
+            const char* name = reinterpret_cast<const char*>(body + kFixed);
+            m.path = std::string_view(name, strnlen(name, h.size - sizeof(h) - kFixed));
+            on_mmap(m);
+            break;
+        }
         default:
             break;
     }
@@ -172,8 +200,10 @@ void CommTable::gc(uint64_t keep_ns) {
     drain();
     if (newest_ < keep_ns) return;
     const uint64_t before = newest_ - keep_ns;
-    std::erase_if(names_, [before](const auto& kv) {
-        return kv.second.exit_time != 0 && kv.second.exit_time < before;
+    std::erase_if(names_, [&](const auto& kv) {
+        const bool gone = kv.second.exit_time != 0 && kv.second.exit_time < before;
+        if (gone && forget) forget(kv.first);
+        return gone;
     });
 }
 

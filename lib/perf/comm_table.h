@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,8 +29,22 @@ public:
 
     // Processes pending side-band records.
     void drain();
-    // Forgets tasks that exited more than `keep_ns` before the newest side-band time.
+    // Forgets tasks that exited more than `keep_ns` before the newest side-band time, and
+    // tells `forget` (if set) each id it drops, so per-process caches can follow (SPEC §5.5).
     void gc(uint64_t keep_ns);
+    std::function<void(uint32_t tid)> forget;
+    // Executable mappings (PERF_RECORD_MMAP2) and execs as they happen, in time order with
+    // the names, so symbols of short-lived processes resolve after they are gone.
+    struct Mapping {
+        uint32_t pid;
+        uint64_t start, len, pgoff;
+        uint32_t maj, min;
+        uint64_t ino;
+        uint32_t prot;
+        std::string_view path;
+    };
+    std::function<void(const Mapping&)> on_mmap;
+    std::function<void(uint32_t pid)> on_exec;
     // The side-band ring fds, for the event loop (drain() on readiness).
     std::vector<int> fds() const;
     size_t size() const { return names_.size(); }

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
@@ -18,6 +19,7 @@
 #include "filter/syscall_names.h"
 #include "perf-prof/error.h"
 #include "perf/record.h"
+#include "stack/stack_printer.h"
 
 namespace perfprof::perf {
 
@@ -182,6 +184,23 @@ int Session::run() {
     setup_signals();
 
     comms_ = std::make_unique<CommTable>();
+    // Symbols of a process are kept as long as its name: samples read after its exit record
+    // still resolve, and a reused pid gets fresh maps.
+    comms_->forget = [](uint32_t tid) { stack::shared_syms().drop(int(tid)); };
+    comms_->on_exec = [](uint32_t pid) { stack::shared_syms().drop(int(pid)); };
+    comms_->on_mmap = [](const CommTable::Mapping& m) {
+        if (!(m.prot & PROT_EXEC)) return;
+        sym::MapsLine l;
+        l.start = m.start;
+        l.end = m.start + m.len;
+        l.offset = m.pgoff;
+        l.perms = "r-xp";
+        l.dev_major = m.maj;
+        l.dev_minor = m.min;
+        l.inode = m.ino;
+        l.path = std::string(m.path);
+        stack::shared_syms().add_mapping(int(m.pid), l);
+    };
     clock_sync_ = std::make_unique<ClockSync>(tep());
     clock_sync_->sync(clock_);
 

@@ -325,8 +325,6 @@ def test_help_word_uprobe_synthetic_format(pp, needs_root, workload):
     ("nosuchprofiler", "profiler nosuchprofiler not found"),
     ("signal:no_such_tracepoint", "signal:no_such_tracepoint not found"),
     ("sched:nosuch_*", "No events matching pattern 'sched:nosuch_*'"),
-    # Stacks come with symbolization; until then the attribute is refused, never ignored.
-    ("sched:sched_wakeup//max-stack=8/", "not supported by trace yet"),
 ])
 def test_bad_event_lists(pp, needs_root, spec, message):
     rc, out, err = trace(pp, ["-e", spec, "-N", "1"])

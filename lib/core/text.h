@@ -1,0 +1,19 @@
+// Small text helpers shared by the /proc, kallsyms and maps readers (no exceptions).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace perfprof::core {
+
+// The whole file, or "" when it cannot be read (a process that is gone, a missing file).
+std::string read_file_or_empty(const std::string& path);
+
+// 1-16 hex digits, any case, nothing else.
+bool parse_hex(std::string_view s, uint64_t& v);
+
+// The next field of `line` separated by spaces or tabs, starting at `pos` (advanced).
+std::string_view next_field(std::string_view line, size_t& pos);
+
+}  // namespace perfprof::core

@@ -1,0 +1,39 @@
+// Folded flame-graph output (SPEC §5.6): stacks counted by their folded text, written at exit
+// or at every -i tick (with the interval's date and time as the first two frames).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <unordered_map>
+
+#include "core/fd.h"
+
+namespace perfprof::stack {
+
+class FlameGraph {
+public:
+    // NAME "" → stdout; an existing character/block device, FIFO or socket → written as is;
+    // otherwise NAME.folded is created (an existing one is renamed NAME.folded.old). Throws
+    // Error when the file cannot be created (SPEC §10 #9: never silently disabled).
+    explicit FlameGraph(const std::string& name);
+    ~FlameGraph();
+
+    // Counts one stack: `folded` is "root;outer;...;inner;" (a trailing ';' is dropped).
+    void add(const std::string& folded);
+    // Writes every stack, prefixed with `prefix` ("YYYY-MM-DD;HH:MM:SS;" or ""), and resets.
+    void flush(const std::string& prefix = {});
+    // Final flush; for a regular file, prints the flamegraph.pl hint on stdout.
+    void finish(const std::string& prefix = {});
+
+private:
+    std::string path_;
+    FILE* out_ = nullptr;
+    bool own_ = false, regular_ = false, wrote_ = false;
+    std::unordered_map<std::string, uint64_t> counts_;
+};
+
+// "YYYY-MM-DD;HH:MM:SS;" of a CLOCK_REALTIME time, local zone.
+std::string interval_prefix(int64_t realtime_ns);
+
+}  // namespace perfprof::stack

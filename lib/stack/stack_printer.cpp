@@ -1,0 +1,142 @@
+#include "stack/stack_printer.h"
+
+#include <linux/perf_event.h>
+
+#include <vector>
+
+namespace perfprof::stack {
+
+namespace {
+
+constexpr const char kHex[] = "0123456789abcdef";
+
+void append_hex(std::string& out, uint64_t v, int width) {
+    char buf[16];
+    int n = 0;
+    do {
+        buf[n++] = kHex[v & 0xf];
+        v >>= 4;
+    } while (v);
+    for (int i = n; i < width; i++) out += '0';
+    while (n) out += buf[--n];
+}
+
+void append_off(std::string& out, uint64_t off) {
+    out += "0x";
+    append_hex(out, off, 0);
+}
+
+enum class Ctx { None, Kernel, User, Other };
+
+Ctx context_of(uint64_t marker) {
+    switch (marker) {
+        case PERF_CONTEXT_KERNEL:
+            return Ctx::Kernel;
+        case PERF_CONTEXT_USER:
+            return Ctx::User;
+        default:
+            return Ctx::Other;  // hypervisor and guest contexts: not symbolized
+    }
+}
+
+}  // namespace
+
+sym::SymsCache& shared_syms() {
+    static sym::SymsCache cache;
+    return cache;
+}
+
+Printer::Printer(bool kernel, bool user) : user_(user) {
+    if (kernel) ksyms_ = sym::Kallsyms::get();
+}
+
+void Printer::kernel_frame(uint64_t ip, std::string& out, bool folded) {
+    uint64_t off = 0;
+    const char* name = ksyms_ ? ksyms_->find(ip, &off) : nullptr;
+    if (folded) {
+        out += name ? name : "Unknown";
+        return;
+    }
+    out += name ? name : "Unknown";
+    out += '+';
+    append_off(out, name ? off : 0);
+    out += " ([kernel.kallsyms])";
+}
+
+void Printer::user_frame(uint32_t pid, uint64_t ip, std::string& out, bool folded) {
+    sym::Frame f;
+    const bool mapped = user_ && shared_syms().resolve(int(pid), ip, f) && f.dso;
+    if (mapped && f.sym) {
+        out += *f.sym;
+        if (folded) return;
+        out += '+';
+        append_off(out, f.offset);
+        out += " (";
+        out += *f.dso;
+        out += ')';
+    } else if (mapped) {
+        // No symbol: the file and offset still let a reader find the code (addr2line).
+        out += '[';
+        out += *f.dso;
+        out += '+';
+        append_off(out, f.dso_offset);
+        out += ']';
+    } else {
+        out += "[unknown]";
+    }
+}
+
+void Printer::print(const uint64_t* ips, uint64_t nr, uint32_t pid, int max_stack, std::string& out) {
+    Ctx ctx = Ctx::None;
+    int frames = 0;
+    for (uint64_t i = 0; i < nr; i++) {
+        const uint64_t ip = ips[i];
+        if (ip >= PERF_CONTEXT_MAX) {
+            ctx = context_of(ip);
+            continue;
+        }
+        frames++;
+        out += "    ";
+        append_hex(out, ip, 16);
+        if (ctx == Ctx::Kernel) {
+            out += ' ';
+            kernel_frame(ip, out, false);
+        } else if (ctx == Ctx::User) {
+            out += ' ';
+            user_frame(pid, ip, out, false);
+        } else if (ctx == Ctx::Other) {
+            out += " [unknown]";
+        }
+        out += '\n';
+    }
+    if (max_stack > 0 && frames >= max_stack) out += "    [truncated]\n";
+}
+
+bool Printer::fold(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& out) {
+    // Collect the two halves, then emit outermost first: user part, then kernel part.
+    std::vector<std::pair<Ctx, uint64_t>> frames;
+    frames.reserve(nr);
+    Ctx ctx = Ctx::None;
+    for (uint64_t i = 0; i < nr; i++) {
+        if (ips[i] >= PERF_CONTEXT_MAX)
+            ctx = context_of(ips[i]);
+        else
+            frames.emplace_back(ctx, ips[i]);
+    }
+    if (frames.empty()) return false;
+    for (Ctx want : {Ctx::User, Ctx::Kernel}) {
+        for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+            if ((it->first == Ctx::Kernel) != (want == Ctx::Kernel)) continue;
+            if (it->first == Ctx::Kernel)
+                kernel_frame(it->second, out, true);
+            else if (it->first == Ctx::User)
+                user_frame(pid, it->second, out, true);
+            else
+                out += "Unknown";
+            out += ';';
+        }
+    }
+    return true;
+}
+
+}  // namespace perfprof::stack

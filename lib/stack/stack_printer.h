@@ -1,0 +1,44 @@
+// Stack lines (SPEC §5.3, with the fallback labels) and folded frames (§5.6) from a
+// sampled call chain: kernel frames through /proc/kallsyms, user frames through the shared
+// syms_cache → syms → dso → object → sym chain.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "sym/kallsyms.h"
+#include "sym/syms.h"
+
+namespace perfprof::stack {
+
+// The process-wide user symbol cache (SPEC §5.5).
+sym::SymsCache& shared_syms();
+
+class Printer {
+public:
+    // Loads the tables for the halves the profiler records.
+    Printer(bool kernel, bool user);
+
+    // One line per frame, innermost first, 4-space indent:
+    //   kernel:  {ip:016x} {sym}+{off:#x} ([kernel.kallsyms])
+    //   user:    {ip:016x} {sym}+{off:#x} ({dso})  |  {ip:016x} [{dso}+{file offset:#x}]
+    //            {ip:016x} [unknown] (not even the mapping is known)
+    //   before any context marker: {ip:016x}
+    // A chain of `max_stack` frames or more may have been cut by the kernel: a last
+    // "    [truncated]" line says so.
+    void print(const uint64_t* ips, uint64_t nr, uint32_t pid, int max_stack, std::string& out);
+
+    // Folded frame names, outermost first (user part, then kernel part), each followed by ';'.
+    // Returns false for a chain of context markers only.
+    bool fold(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& out);
+
+private:
+    void user_frame(uint32_t pid, uint64_t ip, std::string& out, bool folded);
+    void kernel_frame(uint64_t ip, std::string& out, bool folded);
+
+    std::shared_ptr<sym::Kallsyms> ksyms_;
+    bool user_;
+};
+
+}  // namespace perfprof::stack

@@ -1,0 +1,26 @@
+// `perf-prof --symbols BINARY` (SPEC §6): the gperftools PPROF_PATH symbolizer protocol.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace perfprof::sym {
+
+// The whole exchange as a pure function: `input` is everything the caller wrote on stdin (a
+// /proc/PID/maps table, then one `0x<hex>` address or one symbol name per line), the result
+// is what goes to stdout. One output line per address line, in input order: the demangled
+// function name, or `??`. A line that starts with 0x/0X but is not a valid 64-bit hex number
+// is still an address line (answered `??`) so that the caller's positional pairing holds.
+// Other non-empty lines are symbol names looked up in `binary`: `0x<file offset>` when found,
+// nothing otherwise. `binary` is opened only if such a line exists. Never throws.
+std::string pprof_symbols(std::string_view input, const std::string& binary);
+
+// pprof's ShortFunctionName: the demangled name without argument lists (and `const`), a
+// trailing `<hexaddress>`, template arguments and a leading return type, which is what
+// `pprof --symbols` prints ("std::vector<int>::push_back(int const&)" → "std::vector::push_back").
+std::string pprof_short_name(std::string demangled);
+
+// Reads all of stdin, answers on stdout (flushed), returns the exit status (0).
+int run_pprof_symbols(const std::string& binary);
+
+}  // namespace perfprof::sym

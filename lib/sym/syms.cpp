@@ -1,0 +1,269 @@
+// Process symbols (SPEC §5.4.1, §5.4.2) and the per-tgid cache.
+#include "sym/syms.h"
+
+#include "core/text.h"
+
+#include <fcntl.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+namespace perfprof::sym {
+
+namespace {
+
+
+
+
+
+bool starts_with(std::string_view s, std::string_view p) {
+    return s.substr(0, p.size()) == p;
+}
+
+constexpr std::string_view kDeleted = " (deleted)";
+
+// §5.4.1: the names that are not backed by a file we could read symbols from.
+bool file_backed(std::string_view path) {
+    if (path.empty()) return false;
+    if (path == "[vdso]") return true;
+    if (path[0] == '[') return false;  // [heap], [stack...], [vsyscall], [vvar], [uprobes]...
+    static constexpr std::string_view kAnon[] = {"//anon",  "/dev/zero", "/anon_hugepage",
+                                                 "socket:", "/SYSV",     "anon_inode:"};
+    for (std::string_view p : kAnon)
+        if (starts_with(path, p)) return false;
+    return true;
+}
+
+// perf-prof's own vDSO image: the same kernel maps the same image into every process.
+std::string own_vdso() {
+    uint64_t base = getauxval(AT_SYSINFO_EHDR);
+    if (!base) return {};
+    std::string maps = core::read_file_or_empty("/proc/self/maps");
+    std::string_view all(maps);
+    size_t p = 0;
+    while (p < all.size()) {
+        size_t e = all.find('\n', p);
+        if (e == std::string_view::npos) e = all.size();
+        MapsLine m;
+        if (parse_maps_line(all.substr(p, e - p), m) && m.start == base && m.end > m.start)
+            return std::string(reinterpret_cast<const char*>(base), m.end - m.start);
+        p = e + 1;
+    }
+    return {};
+}
+
+}  // namespace
+
+bool parse_maps_line(std::string_view line, MapsLine& out) {
+    while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+    size_t pos = 0;
+    std::string_view range = core::next_field(line, pos), perms = core::next_field(line, pos), off = core::next_field(line, pos),
+                     dev = core::next_field(line, pos), inode = core::next_field(line, pos);
+    size_t dash = range.find('-');
+    if (dash == std::string_view::npos) return false;
+    MapsLine m;
+    if (!core::parse_hex(range.substr(0, dash), m.start) || !core::parse_hex(range.substr(dash + 1), m.end)) return false;
+    if (perms.size() != 4) return false;
+    for (char c : perms)
+        if (!std::strchr("rwxsp-", c)) return false;
+    if (!core::parse_hex(off, m.offset)) return false;
+    size_t colon = dev.find(':');
+    uint64_t maj, min;
+    if (colon == std::string_view::npos || !core::parse_hex(dev.substr(0, colon), maj) ||
+        !core::parse_hex(dev.substr(colon + 1), min) || maj > UINT32_MAX || min > UINT32_MAX)
+        return false;
+    if (inode.empty() || inode.size() > 20) return false;
+    m.inode = 0;
+    for (char c : inode) {
+        if (c < '0' || c > '9') return false;
+        m.inode = m.inode * 10 + static_cast<uint64_t>(c - '0');
+    }
+    m.dev_major = static_cast<uint32_t>(maj);
+    m.dev_minor = static_cast<uint32_t>(min);
+    m.perms = perms;
+    while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t')) ++pos;
+    m.path = line.substr(pos);
+    out = std::move(m);
+    return true;
+}
+
+Syms::Syms(std::string_view maps_text, int pid) : pid_(pid) {
+    size_t p = 0;
+    while (p < maps_text.size()) {
+        size_t e = maps_text.find('\n', p);
+        if (e == std::string_view::npos) e = maps_text.size();
+        std::string_view line = maps_text.substr(p, e - p);
+        p = e + 1;
+        MapsLine m;
+        if (parse_maps_line(line, m)) add_line(m);
+    }
+    std::sort(ranges_.begin(), ranges_.end(),
+              [](const Range& a, const Range& b) { return a.start < b.start; });
+    std::sort(all_maps_.begin(), all_maps_.end());
+}
+
+bool Syms::add_line(const MapsLine& m) {
+    if (m.end <= m.start) return false;
+    all_maps_.emplace_back(m.start, m.end);
+    if (m.perms.size() < 3 || m.perms[2] != 'x' || !file_backed(m.path)) return false;
+    std::string path = m.path, open_path;
+    if (path.size() > kDeleted.size() &&
+        std::string_view(path).substr(path.size() - kDeleted.size()) == kDeleted) {
+        if (pid_ <= 0) return false;
+        if (!exe_read_) {
+            char buf[4096];
+            std::string link = "/proc/" + std::to_string(pid_) + "/exe";
+            ssize_t n = ::readlink(link.c_str(), buf, sizeof buf);
+            if (n > 0) exe_target_.assign(buf, static_cast<size_t>(n));
+            exe_read_ = true;
+        }
+        if (path != exe_target_) return false;
+        path = "/proc/" + std::to_string(pid_) + "/exe";
+        open_path = path;
+    } else if (pid_ > 0 && path != "[vdso]") {
+        open_path = "/proc/" + std::to_string(pid_) + "/root" + path;
+    }
+    auto [it, fresh] = by_path_.emplace(path, static_cast<uint32_t>(dsos_.size()));
+    if (fresh) {
+        Dso d;
+        d.path = path;
+        d.open_path = std::move(open_path);
+        d.vdso = path == "[vdso]";
+        d.vdso_start = m.start;
+        d.vdso_len = m.end - m.start;
+        dsos_.push_back(std::move(d));
+    }
+    ranges_.push_back({m.start, m.end, m.offset, it->second});
+    return true;
+}
+
+void Syms::add(const MapsLine& m) {
+    if (m.end <= m.start) return;
+    // A new mapping replaces whatever it overlaps (munmap is not reported).
+    std::erase_if(ranges_, [&](const Range& r) { return r.start < m.end && m.start < r.end; });
+    std::erase_if(all_maps_, [&](const auto& r) { return r.first < m.end && m.start < r.second; });
+    add_line(m);
+    std::sort(ranges_.begin(), ranges_.end(),
+              [](const Range& a, const Range& b) { return a.start < b.start; });
+    std::sort(all_maps_.begin(), all_maps_.end());
+}
+
+size_t Syms::dso_count() const {
+    return dsos_.size();
+}
+
+bool Syms::mapped(uint64_t addr) const {
+    auto it = std::upper_bound(all_maps_.begin(), all_maps_.end(), std::make_pair(addr, UINT64_MAX));
+    return it != all_maps_.begin() && addr < std::prev(it)->second;
+}
+
+Object* Syms::load(Dso& d) {
+    if (d.loaded) return d.obj.get();
+    d.loaded = true;
+    if (d.vdso) {
+        std::string image;
+        if (pid_ > 0 && d.vdso_len > 0 && d.vdso_len <= (64u << 20)) {
+            std::string mem = "/proc/" + std::to_string(pid_) + "/mem";
+            int fd = ::open(mem.c_str(), O_RDONLY | O_CLOEXEC);
+            if (fd >= 0) {
+                image.resize(d.vdso_len);
+                ssize_t n = ::pread(fd, image.data(), image.size(), static_cast<off_t>(d.vdso_start));
+                if (n != static_cast<ssize_t>(image.size())) image.clear();
+                ::close(fd);
+            }
+        }
+        if (image.empty()) image = own_vdso();
+        if (!image.empty()) d.obj = object_from_image("[vdso]", std::move(image));
+    } else {
+        // Paths come from maps text, which --symbols reads from its caller: never open a FIFO
+        // or a device (open() would block, read() might never end).
+        struct stat st;
+        const std::string& p = d.open_path.empty() ? d.path : d.open_path;
+        if (::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) d.obj = get_object(d.path, d.open_path);
+        // The process has exited (its mappings came from side-band records): same mount
+        // namespace assumed, the path as it is.
+        else if (p != d.path && ::stat(d.path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+            d.obj = get_object(d.path);
+    }
+    return d.obj.get();
+}
+
+bool Syms::resolve(uint64_t addr, Frame& out) {
+    auto it = std::upper_bound(ranges_.begin(), ranges_.end(), addr,
+                               [](uint64_t a, const Range& r) { return a < r.start; });
+    if (it == ranges_.begin()) return false;
+    const Range& r = *std::prev(it);
+    if (addr >= r.end) return false;
+    Dso& d = dsos_[r.dso];
+    out = Frame{};
+    out.dso = &d.path;
+    out.dso_offset = addr - r.start + r.file_offset;
+    Object* obj = load(d);
+    if (!obj) return true;
+    uint64_t off;
+    switch (obj->type()) {
+        case ObjectType::Exec:
+            off = addr;
+            break;
+        case ObjectType::Dyn:
+            off = out.dso_offset + (obj->text_addr() - obj->text_offset());
+            break;
+        default:
+            return true;
+    }
+    if (const Symbol* s = obj->find(off)) {
+        out.sym = &obj->name(*s);
+        out.offset = off - s->start;
+    }
+    return true;
+}
+
+bool SymsCache::resolve(int tgid, uint64_t addr, Frame& out) {
+    auto maps_path = [tgid] { return "/proc/" + std::to_string(tgid) + "/maps"; };
+    auto [it, fresh] = map_.try_emplace(tgid);
+    Entry& e = it->second;
+    if (fresh) {
+        e.maps = core::read_file_or_empty(maps_path());
+        e.gens.push_back(std::make_unique<Syms>(e.maps, tgid));
+    }
+    Syms& cur = *e.gens.back();
+    if (cur.resolve(addr, out)) return true;
+    // A miss in memory the maps did not know (dlopen after the first lookup): re-read once,
+    // and remember pages that still miss so that, e.g., JIT code does not re-read each time.
+    uint64_t page = addr >> 12;
+    if (cur.mapped(addr) || e.misses.count(page)) return false;
+    std::string maps = core::read_file_or_empty(maps_path());
+    if (maps != e.maps && !maps.empty()) {
+        e.maps = std::move(maps);
+        e.gens.push_back(std::make_unique<Syms>(e.maps, tgid));
+        if (e.gens.back()->resolve(addr, out)) return true;
+    }
+    if (e.misses.size() < 65536) e.misses.insert(page);
+    return false;
+}
+
+void SymsCache::add_mapping(int tgid, const MapsLine& m) {
+    auto [it, fresh] = map_.try_emplace(tgid);
+    Entry& e = it->second;
+    if (fresh) {
+        // What the process has mapped so far (nothing if it is gone already), then the news.
+        e.maps = core::read_file_or_empty("/proc/" + std::to_string(tgid) + "/maps");
+        e.gens.push_back(std::make_unique<Syms>(e.maps, tgid));
+    }
+    e.gens.back()->add(m);
+    e.misses.clear();
+}
+
+void SymsCache::drop(int tgid) {
+    map_.erase(tgid);
+}
+
+size_t SymsCache::size() const {
+    return map_.size();
+}
+
+}  // namespace perfprof::sym

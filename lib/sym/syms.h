@@ -1,0 +1,97 @@
+// Process symbols (SPEC §5.4.1 "process symbols" and "DSO entries", §5.4.2) and the per-tgid
+// symbol cache. Layers 1-2 of syms_cache → syms → dso → object → sym.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "sym/object.h"
+
+namespace perfprof::sym {
+
+// One resolved user address.
+struct Frame {
+    const std::string* sym = nullptr;  // demangled symbol name; nullptr if unknown
+    uint64_t offset = 0;               // addr - symbol start
+    const std::string* dso = nullptr;  // mapped file path (display form); nullptr if no mapping
+    uint64_t dso_offset = 0;           // file offset of addr within the DSO (for [dso+0xOFF])
+};
+
+// One line of /proc/PID/maps, parsed. Returns false if the line is not a maps line with all
+// of START-END PERMS OFFSET MAJ:MIN INODE (PATH may be empty).
+struct MapsLine {
+    uint64_t start = 0, end = 0, offset = 0;
+    std::string perms, path;
+    uint32_t dev_major = 0, dev_minor = 0;
+    uint64_t inode = 0;
+};
+bool parse_maps_line(std::string_view line, MapsLine& out);
+
+// The executable file-backed mappings of one process, merged per path into DSOs.
+class Syms {
+public:
+    // From maps text. `pid` > 0: files are opened through /proc/PID/root, "(deleted)" is
+    // rewritten to /proc/PID/exe when it is the executable (§5.4.1), [vdso] is read from the
+    // process; pid 0: paths are opened as they are (the --symbols service).
+    Syms(std::string_view maps_text, int pid);
+    // Resolves a user address (§5.4.2 with start <= addr < end). False if no DSO contains it.
+    bool resolve(uint64_t addr, Frame& out);
+    size_t dso_count() const;
+    // True if any mapping of the maps text (executable or not) contains addr.
+    bool mapped(uint64_t addr) const;
+    // One more mapping (a PERF_RECORD_MMAP2), replacing what it overlaps.
+    void add(const MapsLine& m);
+
+private:
+    struct Dso {
+        std::string path;       // display path
+        std::string open_path;  // what is opened (empty = path)
+        bool vdso = false;
+        bool loaded = false;
+        uint64_t vdso_start = 0, vdso_len = 0;
+        std::shared_ptr<Object> obj;
+    };
+    struct Range {
+        uint64_t start, end, file_offset;
+        uint32_t dso;
+    };
+    Object* load(Dso& d);
+    bool add_line(const MapsLine& m);  // unsorted append
+
+    std::unordered_map<std::string, uint32_t> by_path_;
+    std::string exe_target_;
+    bool exe_read_ = false;
+
+    int pid_;
+    std::vector<Dso> dsos_;
+    std::vector<Range> ranges_;                            // executable, sorted by start
+    std::vector<std::pair<uint64_t, uint64_t>> all_maps_;  // every mapping, sorted
+};
+
+// tgid → Syms, created on the first lookup from /proc/TGID/maps, re-read once on a miss in
+// an unknown mapping (dlopen), dropped when the process exits.
+class SymsCache {
+public:
+    bool resolve(int tgid, uint64_t addr, Frame& out);
+    void drop(int tgid);
+    size_t size() const;
+    // A mapping reported by the kernel as it happened: the process may be gone by the time
+    // its samples are printed, and /proc/PID/maps with it.
+    void add_mapping(int tgid, const MapsLine& m);
+
+private:
+    struct Entry {
+        std::string maps;                         // the text the newest Syms was built from
+        std::vector<std::unique_ptr<Syms>> gens;  // older generations keep Frame pointers valid
+        std::unordered_set<uint64_t> misses;      // pages that missed after a re-read
+    };
+    std::unordered_map<int, Entry> map_;
+};
+
+}  // namespace perfprof::sym

@@ -1,0 +1,451 @@
+"""`perf-prof --symbols BINARY` (SPEC §6): the gperftools PPROF_PATH symbolizer protocol.
+
+Differential against google-pprof on the same stdin, the real client (the tcmalloc heap
+checker) with PPROF_PATH pointing at perf-prof, and hostile input.
+
+pprof answers from DWARF (`addr2line -f -C`, debug files included) and `nm`; perf-prof from the
+ELF symbol tables only (§5.4.3). Where their names differ, every difference must fall into one
+of these documented classes, each checked mechanically against the library's own tables:
+
+  version   pprof prints nm's versioned dynamic name (`err@@GLIBC_2.2.5`); the function name
+            is the part before `@`.
+  alias     both names are symbols of the library starting at the same address (`newlocale`
+            and `__newlocale`): one function, several names; which one is printed is a choice.
+  clone     our ELF name carries a compiler clone suffix (`.part.0`, `.constprop.0`, `.isra.0`,
+            `.cold`) that DWARF's subprogram name has not.
+  inline    the address lies in code inlined into our function: pprof prints the innermost
+            inlined function (addr2line without -i), we print the containing ELF symbol, which
+            addr2line -i lists as an outer frame.
+  nm-prefix pprof replaces addr2line's name by nm's nearest preceding exported name whenever
+            that starts with it (`__gconv` → `__gconv_open@@GLIBC_PRIVATE`, a pprof quirk); we
+            print the symbol that contains the address, and pprof's does not contain it.
+  gap       we print `??` because no symbol of the library contains the address (alignment
+            padding between functions; §10 row 11: `off < start + size`), while pprof stretches
+            a neighbouring name over it.
+"""
+
+import os
+import random
+import re
+import shutil
+import stat
+import subprocess
+
+import pytest
+
+from conftest import run, skip_or_fail
+
+TCMALLOC_CANDIDATES = [
+    "/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4",
+    "/usr/lib/libtcmalloc.so.4",
+    "/usr/lib64/libtcmalloc.so.4",
+]
+
+
+@pytest.fixture(scope="module")
+def pprof():
+    p = shutil.which("google-pprof") or shutil.which("pprof")
+    if not p:
+        skip_or_fail("google-pprof not installed (package google-perftools; run `make deps`)")
+    return p
+
+
+@pytest.fixture(scope="module")
+def tcmalloc():
+    for c in TCMALLOC_CANDIDATES:
+        if os.path.exists(c):
+            return c
+    skip_or_fail("libtcmalloc.so.4 not installed (package libgoogle-perftools4; run `make deps`)")
+
+
+def need_tool(name):
+    if not shutil.which(name):
+        skip_or_fail("%s not installed (binutils)" % name)
+
+
+def symbolize(tool, stdin, binary="/bin/true", timeout=120):
+    rc, out, err = run([tool, "--symbols", binary], input=stdin, timeout=timeout)
+    return rc, out, err
+
+
+def own_maps():
+    with open("/proc/self/maps") as f:
+        return f.read()
+
+
+def exec_mapping(maps, needle):
+    """(start, end, file_offset, path) of the first r-xp mapping whose path contains needle."""
+    for line in maps.splitlines():
+        f = line.split()
+        if len(f) >= 6 and f[1][2] == "x" and needle in f[5]:
+            s, e = (int(x, 16) for x in f[0].split("-"))
+            return s, e, int(f[2], 16), f[5]
+    return None
+
+
+# --------------------------------------------------------------------------- library tables
+
+_NAME_RE = re.compile(r"@.*$")
+_CLONE_RE = re.compile(r"(\.(part|constprop|isra|cold|lto_priv|localalias)(\.\d+)?)+$")
+
+
+def base_name(n):
+    return _NAME_RE.sub("", n)
+
+
+def build_id(path):
+    r = subprocess.run(["readelf", "-n", path], capture_output=True, text=True)
+    m = re.search(r"Build ID:\s*([0-9a-f]+)", r.stdout)
+    return m.group(1) if m else None
+
+
+class LibTables:
+    """Symbols (nm, binary and debug file by build-id) and the .text skew of one library."""
+
+    def __init__(self, path):
+        self.path = path
+        files = [path]
+        bid = build_id(path)
+        if bid:
+            dbg = "/usr/lib/debug/.build-id/%s/%s.debug" % (bid[:2], bid[2:])
+            if os.path.exists(dbg):
+                files.append(dbg)
+        self.syms = []  # (start, size, name)
+        for f in files:
+            for args in (["nm", "-S", "--defined-only", f], ["nm", "-D", "-S", "--defined-only", f]):
+                r = subprocess.run(args, capture_output=True, text=True)
+                for line in r.stdout.splitlines():
+                    p = line.split()
+                    if len(p) == 4:
+                        self.syms.append((int(p[0], 16), int(p[1], 16), base_name(p[3])))
+                    elif len(p) == 3 and p[1] not in "Uuw":
+                        self.syms.append((int(p[0], 16), 0, base_name(p[2])))
+        self.starts = {}
+        for s, _, n in self.syms:
+            self.starts.setdefault(n, set()).add(s)
+        self.skew = 0
+        r = subprocess.run(["readelf", "-SW", path], capture_output=True, text=True)
+        for line in r.stdout.splitlines():
+            m = re.search(r"\s\.text\s+\S+\s+([0-9a-f]+)\s+([0-9a-f]+)", line)
+            if m:
+                self.skew = int(m.group(1), 16) - int(m.group(2), 16)
+
+    def contains(self, v):
+        return any(s <= v < s + max(sz, 1) for s, sz, _ in self.syms)
+
+    def name_contains(self, name, v):
+        return any(s <= v < s + max(sz, 1) for s, sz, n in self.syms if n == name)
+
+    def same_start(self, a, b):
+        return bool(self.starts.get(a, set()) & self.starts.get(b, set()))
+
+    def inline_chains(self, vaddrs):
+        """vaddr -> [innermost, ..., outermost] function names from addr2line -i."""
+        if not vaddrs:
+            return {}
+        r = subprocess.run(["addr2line", "-a", "-f", "-i", "-C", "-e", self.path],
+                           input="".join("%x\n" % v for v in vaddrs), capture_output=True,
+                           text=True, timeout=120)
+        chains, cur, lines = {}, None, r.stdout.splitlines()
+        i = 0
+        while i < len(lines):
+            if lines[i].startswith("0x"):
+                cur = int(lines[i], 16)
+                chains[cur] = []
+                i += 1
+                continue
+            if cur is not None:
+                chains[cur].append(short_name(lines[i]))
+            i += 2
+        return chains
+
+
+def short_name(f):
+    """pprof's ShortFunctionName."""
+    while True:
+        f, n = re.subn(r"\([^()]*\)(\s*const)?", "", f)
+        if not n:
+            break
+    f = re.sub(r"<[0-9a-f]*>$", "", f)
+    while True:
+        f, n = re.subn(r"<[^<>]*>", "", f)
+        if not n:
+            break
+    return re.sub(r"^.*\s+(\w+::)", r"\1", f)
+
+
+def classify(ours, theirs, v, tables, chain):
+    if ours == theirs:
+        return "same"
+    t = base_name(theirs)
+    if ours == t:
+        return "version"
+    if ours != "??" and tables.same_start(ours, t):
+        return "alias"
+    o = _CLONE_RE.sub("", ours)
+    if o == t or (o != ours and tables.same_start(o, t)):
+        return "clone"
+    if chain and len(chain) > 1 and chain[0] == t:
+        outer = chain[1:]
+        if ours in outer or o in outer or any(tables.same_start(x, y) for x in (ours, o) for y in outer):
+            return "inline"
+    if ours == "??" and not tables.contains(v):
+        return "gap"
+    if ours != "??" and t.startswith(ours) and not tables.name_contains(t, v):
+        return "nm-prefix"
+    return "UNEXPLAINED"
+
+
+def compare(maps_text, addrs, ours, theirs, lib_tables):
+    """Classifies every (ours, theirs) pair. lib_tables: path -> LibTables (loaded lazily)."""
+    ranges = []
+    for line in maps_text.splitlines():
+        f = line.split()
+        if len(f) >= 6 and f[1][2] == "x" and f[5].startswith("/"):
+            s, e = (int(x, 16) for x in f[0].split("-"))
+            ranges.append((s, e, int(f[2], 16), f[5]))
+    todo = {}
+    for i, (a, o, t) in enumerate(zip(addrs, ours, theirs)):
+        if o == t:
+            continue
+        for s, e, off, path in ranges:
+            if s <= a < e:
+                todo.setdefault(path, []).append((i, a - s + off))
+                break
+    classes = ["same" if o == t else "UNEXPLAINED" for o, t in zip(ours, theirs)]
+    for path, items in todo.items():
+        if path not in lib_tables:
+            lib_tables[path] = LibTables(path)
+        tb = lib_tables[path]
+        chains = tb.inline_chains([off + tb.skew for _, off in items])
+        for i, off in items:
+            v = off + tb.skew
+            classes[i] = classify(ours[i], theirs[i], v, tb, chains.get(v))
+    return classes
+
+
+def summary(classes):
+    out = {}
+    for c in classes:
+        out[c] = out.get(c, 0) + 1
+    return out
+
+
+# --------------------------------------------------------------------------- (a) differential
+
+def test_differential_libc_vs_pprof(perf_prof, pprof):
+    need_tool("nm")
+    need_tool("addr2line")
+    need_tool("readelf")
+    maps = own_maps()
+    m = exec_mapping(maps, "libc.so")
+    assert m, "no libc text mapping in this python process"
+    start, end, _, _ = m
+    rnd = random.Random(20261123)
+    addrs = [rnd.randrange(start, end) for _ in range(1000)]
+    stdin = maps + "".join("0x%x\n" % a for a in addrs)
+
+    rc, out, err = symbolize(perf_prof, stdin)
+    assert rc == 0 and err == ""
+    prc, pout, _ = symbolize(pprof, stdin, timeout=300)
+    assert prc == 0
+    ours, theirs = out.splitlines(), pout.splitlines()
+    assert out.endswith("\n")
+    assert len(ours) == len(addrs) == len(theirs)
+
+    classes = compare(maps, addrs, ours, theirs, {})
+    s = summary(classes)
+    named = sum(1 for t in theirs if t != "??")
+    print("\n--symbols vs google-pprof on %d libc addresses: identical %d (%.1f%%), by class %s"
+          % (len(addrs), s.get("same", 0), 100.0 * s.get("same", 0) / len(addrs), s))
+    bad = [(hex(a), o, t) for a, o, t, c in zip(addrs, ours, theirs, classes) if c == "UNEXPLAINED"]
+    assert not bad, "unexplained differences (address, ours, pprof): %s" % bad[:20]
+    # Where both name the address, the function names agree up to version/alias/clone/inline.
+    assert named > 900
+    assert sum(1 for o in ours if o != "??") > 500
+
+
+def test_repeated_and_unsorted_addresses_keep_order(perf_prof):
+    maps = own_maps()
+    start, end, _, _ = exec_mapping(maps, "libc.so")
+    rnd = random.Random(7)
+    addrs = [rnd.randrange(start, end) for _ in range(200)]
+    addrs = addrs + addrs[::-1] + [addrs[0]] * 5
+    rc, out, err = symbolize(perf_prof, maps + "".join("0x%x\n" % a for a in addrs))
+    assert rc == 0 and err == ""
+    lines = out.splitlines()
+    assert len(lines) == len(addrs)
+    seen = {}
+    for a, n in zip(addrs, lines):
+        assert seen.setdefault(a, n) == n
+
+
+# --------------------------------------------------------------------------- (b) the real client
+
+LEAK_RE = re.compile(r"^Leak of (\d+) bytes in (\d+) objects allocated from:")
+FRAME_RE = re.compile(r"^\s+@ ([0-9a-f]+)(?: (.*))?$")
+
+
+def parse_leaks(text):
+    """[(bytes, objects, [(addr, name), ...]), ...] from a heap-checker report."""
+    leaks = []
+    for line in text.splitlines():
+        m = LEAK_RE.match(line)
+        if m:
+            leaks.append((int(m.group(1)), int(m.group(2)), []))
+            continue
+        m = FRAME_RE.match(line)
+        if m and leaks:
+            leaks[-1][2].append((int(m.group(1), 16), (m.group(2) or "").strip()))
+    return leaks
+
+
+def heapcheck(leaker, tcmalloc, pprof_path, tmp_path, tag):
+    env = dict(os.environ)
+    env.update(LD_PRELOAD=tcmalloc, HEAPCHECK="draconian", PPROF_PATH=pprof_path,
+               TMPDIR=str(tmp_path), HEAP_CHECK_DUMP_DIRECTORY=str(tmp_path))
+    # ASLR off: both runs put every object at the same address, so frames pair up by address.
+    argv = ["setarch", os.uname().machine, "-R", leaker]
+    r = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120,
+                       cwd=str(tmp_path))
+    assert "Leak check _main_ detected leaks" in r.stderr, "%s run: %s" % (tag, r.stderr[-3000:])
+    return r.stderr
+
+
+def test_heap_checker_with_perf_prof_as_pprof(perf_prof, pprof, tcmalloc, workload, tmp_path):
+    need_tool("setarch")
+    need_tool("nm")
+    need_tool("addr2line")
+    leaker = workload("leaker")
+    # PPROF_PATH is a wrapper that records what the heap checker sends, then execs perf-prof:
+    # the exchange stays the real one and the test can replay it.
+    capture = tmp_path / "stdin.txt"
+    wrapper = tmp_path / "pp.sh"
+    wrapper.write_text('#!/bin/sh\ntee "%s" | exec "%s" "$@"\n' % (capture, perf_prof))
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
+
+    ours_txt = heapcheck(leaker, tcmalloc, str(wrapper), tmp_path, "perf-prof")
+    theirs_txt = heapcheck(leaker, tcmalloc, pprof, tmp_path, "google-pprof")
+    ours, theirs = parse_leaks(ours_txt), parse_leaks(theirs_txt)
+    assert ours and theirs
+
+    # The leaking functions of the workload are named, with their callers.
+    stacks = [[n for _, n in frames] for _, _, frames in ours]
+    assert any(s[:3] == ["leaker_alloc_small", "leak_twice", "main"] for s in stacks), ours_txt
+    assert any(s[:2] == ["leaker_alloc_big", "main"] for s in stacks), ours_txt
+    small = [(b, o) for b, o, f in ours if f and f[0][1] == "leaker_alloc_small"]
+    assert sum(o for _, o in small) == 2 and all(b == 48 * o for b, o in small)
+
+    # Every frame: the same address in both runs, and the same name, or a documented class.
+    # Leaks are paired by their stack addresses; a few of tcmalloc's own start-up leaks
+    # (copies of the environment, which holds PPROF_PATH) differ in size between the runs.
+    theirs_by = {}
+    for lk in theirs:
+        theirs_by.setdefault(tuple(a for a, _ in lk[2]), lk)
+    addrs, on, tn, paired = [], [], [], 0
+    for lk in ours:
+        k = tuple(a for a, _ in lk[2])
+        if k not in theirs_by:
+            assert not any(n.startswith("leak") for _, n in lk[2]), (
+                "workload leak %s not in the google-pprof run:\n%s" % (lk, theirs_txt))
+            continue
+        paired += 1
+        for (a, n), (_, m) in zip(lk[2], theirs_by[k][2]):
+            addrs.append(a)
+            on.append(n)
+            tn.append(m)
+    assert paired >= max(3, len(ours) * 2 // 3), (ours_txt, theirs_txt)
+
+    leaker_real = os.path.realpath(leaker)
+    maps = capture.read_text()
+    classes = compare(maps, addrs, on, tn, {})
+    s = summary(classes)
+    print("\nheap-checker frames: %d, identical %d, by class %s" % (len(addrs), s.get("same", 0), s))
+    for a, o, t, c in zip(addrs, on, tn, classes):
+        assert c != "UNEXPLAINED", "frame %x: perf-prof %r, google-pprof %r" % (a, o, t)
+    # Frames in the workload itself (its own symbols, no aliases) are identical.
+    m = exec_mapping(maps, os.path.basename(leaker_real))
+    assert m
+    for a, o, t in zip(addrs, on, tn):
+        if m[0] <= a < m[1]:
+            assert o == t, (hex(a), o, t)
+
+    # Replaying the captured exchange gives the names the report shows, in order.
+    addr_lines = [ln for ln in maps.splitlines() if ln.lower().startswith("0x")]
+    rc, out, err = symbolize(perf_prof, maps, binary=leaker)
+    assert rc == 0 and err == ""
+    assert len(out.splitlines()) == len(addr_lines)
+
+
+# --------------------------------------------------------------------------- (c) bad input
+
+def test_bad_input_defined_output(perf_prof, tmp_path):
+    maps = own_maps()
+    start, end, _, _ = exec_mapping(maps, "libc.so")
+    inside = (start + end) // 2
+    corrupt = tmp_path / "corrupt.elf"
+    with open("/bin/true", "rb") as f:
+        data = bytearray(f.read())
+    random.Random(3).shuffle(data)
+    corrupt.write_bytes(b"\x7fELF\x02\x01\x01" + bytes(data[:5000]))
+    garbage = "\x00\x01 \xff\xfe garbage line \x1b[31m"
+    body = "\n".join([
+        "0x%x" % inside,
+        "0xffffffffffffffff",
+        "0x0",
+        "0x",
+        "0xzz",
+        "0x1234567890abcdef0123",
+        "0X%X\r" % inside,
+        "",
+        garbage,
+        "   ",
+        "0x%x" % inside,
+    ])
+    n_addr = 8
+    for binary in ["/nonexistent/binary", str(corrupt), "/bin/true", "/dev/null", str(tmp_path)]:
+        for prefix in [maps, "", "not a maps line\n" + maps]:
+            rc, out, err = run([perf_prof, "--symbols", binary], input=prefix + body, timeout=30)
+            assert rc == 0, (binary, rc, err)
+            assert err == ""
+            lines = out.splitlines()
+            assert len(lines) == n_addr, (binary, out)
+            assert lines[1:6] == ["??"] * 5
+            if prefix == maps:
+                assert lines[0] != "??" and lines[0] == lines[6] == lines[7]
+            else:
+                assert lines[0] == "??"
+
+
+def test_empty_and_binary_only_input(perf_prof, tmp_path):
+    for inp in ["", "\n\n\n", own_maps(), "\r\n"]:
+        rc, out, err = run([perf_prof, "--symbols", "/nonexistent"], input=inp, timeout=30)
+        assert (rc, out, err) == (0, "", "")
+    # Random bytes: one answer per 0x line, never a hang or a crash.
+    rnd = random.Random(11)
+    blob = bytes(rnd.randrange(256) for _ in range(20000))
+    p = subprocess.run([perf_prof, "--symbols", "/bin/true"], input=blob, capture_output=True,
+                       timeout=30)
+    assert p.returncode == 0 and p.stderr == b""
+
+
+def test_stdin_closed_and_no_stdin(perf_prof):
+    p = subprocess.run([perf_prof, "--symbols", "/bin/true"], stdin=subprocess.DEVNULL,
+                       capture_output=True, timeout=30)
+    assert (p.returncode, p.stdout, p.stderr) == (0, b"", b"")
+
+
+def test_symbol_name_lookup_in_binary(perf_prof, workload):
+    need_tool("nm")
+    leaker = workload("leaker")
+    rc, out, err = run([perf_prof, "--symbols", leaker],
+                       input="leaker_alloc_big\nno_such_function_here\nmain\n", timeout=30)
+    assert rc == 0 and err == ""
+    lines = out.splitlines()
+    assert len(lines) == 2 and all(ln.startswith("0x") for ln in lines), out
+    # §5.4.4: the file offset is the symbol value minus the .text skew.
+    nm = subprocess.run(["nm", leaker], capture_output=True, text=True).stdout
+    vals = {p[2]: int(p[0], 16) for p in (ln.split() for ln in nm.splitlines()) if len(p) == 3}
+    tb = LibTables(leaker)
+    assert int(lines[0], 16) == vals["leaker_alloc_big"] - tb.skew
+    assert int(lines[1], 16) == vals["main"] - tb.skew
