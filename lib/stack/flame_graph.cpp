@@ -33,18 +33,34 @@ FlameGraph::~FlameGraph() {
     if (own_ && out_) std::fclose(out_);
 }
 
-void FlameGraph::add(const std::string& folded) {
-    std::string key = folded;
+void FlameGraph::add(const std::string& stack) {
+    if (line_per_frame()) {
+        if (!stack.empty()) ++counts_[stack];
+        return;
+    }
+    std::string key = stack;
     if (!key.empty() && key.back() == ';') key.pop_back();
     if (key.empty()) return;
     ++counts_[key];
 }
 
 void FlameGraph::flush(const std::string& prefix) {
-    for (const auto& [stack, n] : counts_) {
-        std::fputs(prefix.c_str(), out_);
-        std::fputs(stack.c_str(), out_);
-        std::fprintf(out_, " %llu\n", (unsigned long long)n);
+    if (line_per_frame()) {
+        // Frames innermost first, then the root, then the time entries, then the count.
+        std::string time = prefix;
+        for (char& c : time)
+            if (c == ';') c = '\n';
+        for (const auto& [stack, n] : counts_) {
+            std::fputs(stack.c_str(), out_);
+            std::fputs(time.c_str(), out_);
+            std::fprintf(out_, "%llu\n", (unsigned long long)n);
+        }
+    } else {
+        for (const auto& [stack, n] : counts_) {
+            std::fputs(prefix.c_str(), out_);
+            std::fputs(stack.c_str(), out_);
+            std::fprintf(out_, " %llu\n", (unsigned long long)n);
+        }
     }
     wrote_ |= !counts_.empty();
     counts_.clear();

@@ -19,8 +19,12 @@ public:
     explicit FlameGraph(const std::string& name);
     ~FlameGraph();
 
-    // Counts one stack: `folded` is "root;outer;...;inner;" (a trailing ';' is dropped).
-    void add(const std::string& folded);
+    // Devices, FIFOs and sockets get the line-per-frame form: stacks are added as
+    // "inner\n...\nouter\nroot\n" (Printer::frame_lines plus the root line).
+    bool line_per_frame() const { return !regular_ && own_; }
+    // Counts one stack: folded "root;outer;...;inner;" (a trailing ';' is dropped), or the
+    // line-per-frame text.
+    void add(const std::string& stack);
     // Writes every stack, prefixed with `prefix` ("YYYY-MM-DD;HH:MM:SS;" or ""), and resets.
     void flush(const std::string& prefix = {});
     // Final flush; for a regular file, prints the flamegraph.pl hint on stdout.

@@ -48,7 +48,8 @@ public:
             return before ? before(a->second, b->second) : a->second.n > b->second.n;
         };
         std::stable_sort(v.begin(), v.end(), cmp);
-        for (size_t i = 0; i < v.size() && i < limit; i++) fn(std::span<const uint64_t>(v[i]->first), v[i]->second);
+        for (size_t i = 0; i < v.size() && i < limit; i++)
+            fn(std::span<const uint64_t>(v[i]->first), v[i]->second);
     }
 
 private:

@@ -50,27 +50,27 @@ Printer::Printer(bool kernel, bool user) : user_(user) {
     if (kernel) ksyms_ = sym::Kallsyms::get();
 }
 
-void Printer::kernel_frame(uint64_t ip, std::string& out, bool folded) {
+void Printer::kernel_frame(uint64_t ip, std::string& out, bool bare, bool offset) {
     uint64_t off = 0;
     const char* name = ksyms_ ? ksyms_->find(ip, &off) : nullptr;
-    if (folded) {
-        out += name ? name : "Unknown";
-        return;
-    }
     out += name ? name : "Unknown";
-    out += '+';
-    append_off(out, name ? off : 0);
-    out += " ([kernel.kallsyms])";
+    if (offset) {
+        out += '+';
+        append_off(out, name ? off : 0);
+    }
+    if (!bare) out += " ([kernel.kallsyms])";
 }
 
-void Printer::user_frame(uint32_t pid, uint64_t ip, std::string& out, bool folded) {
+void Printer::user_frame(uint32_t pid, uint64_t ip, std::string& out, bool bare, bool offset) {
     sym::Frame f;
     const bool mapped = user_ && shared_syms().resolve(int(pid), ip, f) && f.dso;
     if (mapped && f.sym) {
         out += *f.sym;
-        if (folded) return;
-        out += '+';
-        append_off(out, f.offset);
+        if (offset) {
+            out += '+';
+            append_off(out, f.offset);
+        }
+        if (bare) return;
         out += " (";
         out += *f.dso;
         out += ')';
@@ -128,15 +128,35 @@ bool Printer::fold(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& 
         for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
             if ((it->first == Ctx::Kernel) != (want == Ctx::Kernel)) continue;
             if (it->first == Ctx::Kernel)
-                kernel_frame(it->second, out, true);
+                kernel_frame(it->second, out, true, false);
             else if (it->first == Ctx::User)
-                user_frame(pid, it->second, out, true);
+                user_frame(pid, it->second, out, true, false);
             else
                 out += "Unknown";
             out += ';';
         }
     }
     return true;
+}
+
+bool Printer::frame_lines(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& out) {
+    Ctx ctx = Ctx::None;
+    bool any = false;
+    for (uint64_t i = 0; i < nr; i++) {
+        if (ips[i] >= PERF_CONTEXT_MAX) {
+            ctx = context_of(ips[i]);
+            continue;
+        }
+        any = true;
+        if (ctx == Ctx::Kernel)
+            kernel_frame(ips[i], out, true);
+        else if (ctx == Ctx::User)
+            user_frame(pid, ips[i], out, true);
+        else
+            out += "Unknown";
+        out += '\n';
+    }
+    return any;
 }
 
 }  // namespace perfprof::stack

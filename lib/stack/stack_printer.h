@@ -32,10 +32,14 @@ public:
     // Folded frame names, outermost first (user part, then kernel part), each followed by ';'.
     // Returns false for a chain of context markers only.
     bool fold(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& out);
+    // The line-per-frame form of a flame-graph stack (SPEC §5.6, for devices and pipes):
+    // "{sym}+{off:#x}\n" per frame, innermost first, kernel part then user part.
+    bool frame_lines(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& out);
 
 private:
-    void user_frame(uint32_t pid, uint64_t ip, std::string& out, bool folded);
-    void kernel_frame(uint64_t ip, std::string& out, bool folded);
+    // Frame text: symbol (+offset and file unless `bare`), or the fallback labels.
+    void user_frame(uint32_t pid, uint64_t ip, std::string& out, bool bare, bool offset = true);
+    void kernel_frame(uint64_t ip, std::string& out, bool bare, bool offset = true);
 
     std::shared_ptr<sym::Kallsyms> ksyms_;
     bool user_;

@@ -146,3 +146,21 @@ def test_flame_graph_interval_prefix(pp, needs_root, workload, tmp_path):
     assert lines
     assert all(re.match(r"^\d{4}-\d\d-\d\d;\d\d:\d\d:\d\d;ufunc;", l) for l in lines), lines[:3]
     assert sum(int(l.rsplit(" ", 1)[1]) for l in lines) == 50
+
+
+def test_flame_graph_line_per_frame_on_a_fifo(pp, needs_root, workload, tmp_path):
+    """A FIFO (like /dev/stdout on a pipe) gets one frame per line, innermost first, then the
+    root and the count (SPEC §5.6)."""
+    import threading
+    wl = workload("ufunc")
+    fifo = str(tmp_path / "fg.fifo")
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo).read()), daemon=True)
+    reader.start()
+    ok(pp, ["trace", "-e", 'uretprobe:pp_target@"%s"' % wl, "-g", "--flame-graph", fifo, "--", wl, "7"])
+    reader.join(10)
+    lines = got[0].splitlines()
+    assert not os.path.exists(fifo + ".folded")
+    assert lines[-1] == "7" and lines[-2] == "ufunc", lines
+    assert re.fullmatch(r"main\+0x[0-9a-f]+", lines[0]), lines
