@@ -139,9 +139,9 @@ fuzz-build: $(FUZZ_BINS)
 # Each fuzzer is linked from its harness and only the sources it exercises.
 build/fuzz/event_spec_fuzz: lib/event/event_spec.cpp lib/core/parse.cpp
 build/fuzz/expr_fuzz: filter/expr.cpp filter/expr_eval.cpp
-build/fuzz/symbols_fuzz: lib/sym/pprof_symbols.cpp lib/sym/syms.cpp lib/core/text.cpp lib/sym/object.cpp lib/sym/pprof_symbols.h lib/sym/syms.h lib/sym/object.h
-build/fuzz/symbols_fuzz: FUZZ_LIBS := -lelf -llzma
-build/fuzz/elf_fuzz: lib/sym/object.cpp lib/sym/object.h
+build/fuzz/symbols_fuzz: lib/sym/pprof_symbols.cpp lib/sym/syms.cpp lib/core/text.cpp lib/sym/object.cpp lib/sym/file_block.cpp lib/sym/dwarf_names.cpp lib/sym/pprof_symbols.h lib/sym/syms.h lib/sym/object.h lib/sym/dwarf_names.h
+build/fuzz/symbols_fuzz: FUZZ_LIBS := -ldw -lelf -llzma
+build/fuzz/elf_fuzz: lib/sym/object.cpp lib/sym/file_block.cpp lib/sym/object.h
 build/fuzz/elf_fuzz: FUZZ_LIBS := -lelf -llzma
 build/fuzz/%: tests/fuzz/%.cpp $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)

@@ -20,6 +20,8 @@
 // the larger size, then the one met first (.symtab before .dynsym, then MiniDebugInfo).
 #include "sym/object.h"
 
+#include "sym/file_block.h"
+
 #include <cxxabi.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -209,60 +211,6 @@ std::string decompress(const unsigned char* in, size_t n) {
     return out;
 }
 
-// Memory for the symbol table and string pool. Large blocks are mapped with MAP_POPULATE: on
-// a 100 MB library the table is a few MB, and taking one page fault per 4 KiB touched (expensive
-// under virtualisation) would cost more than reading and sorting the symbols.
-constexpr size_t kPopulateMin = size_t(256) << 10;
-
-void* populated_alloc(size_t n) {
-    if (n >= kPopulateMin) {
-        void* p =
-            ::mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-        if (p == MAP_FAILED) throw std::bad_alloc();
-        return p;
-    }
-    return ::operator new(n);
-}
-void populated_free(void* p, size_t n) {
-    if (n >= kPopulateMin)
-        ::munmap(p, n);
-    else
-        ::operator delete(p);
-}
-
-template <class T>
-struct PopulatedAllocator {
-    using value_type = T;
-    PopulatedAllocator() = default;
-    template <class U>
-    PopulatedAllocator(const PopulatedAllocator<U>&) {}
-    T* allocate(size_t n) { return static_cast<T*>(populated_alloc(n * sizeof(T))); }
-    void deallocate(T* p, size_t n) { populated_free(p, n * sizeof(T)); }
-    bool operator==(const PopulatedAllocator&) const { return true; }
-};
-
-// One owned block of bytes (a string table of the pool, or a symbol table being read).
-class Block {
-public:
-    Block() = default;
-    explicit Block(size_t n) : p_(static_cast<char*>(populated_alloc(n))), n_(n) {}
-    Block(Block&& o) noexcept : p_(std::exchange(o.p_, nullptr)), n_(std::exchange(o.n_, 0)) {}
-    Block& operator=(Block&& o) noexcept {
-        std::swap(p_, o.p_);
-        std::swap(n_, o.n_);
-        return *this;
-    }
-    ~Block() {
-        if (p_) populated_free(p_, n_);
-    }
-    char* data() const { return p_; }
-    size_t size() const { return n_; }
-
-private:
-    char* p_ = nullptr;
-    size_t n_ = 0;
-};
-
 bool is_func(unsigned char info) {
     int t = GELF_ST_TYPE(info);
     return t == STT_FUNC || t == STT_GNU_IFUNC;
@@ -274,19 +222,6 @@ struct Entry {
     bool func;
 };
 using Entries = std::vector<Entry, PopulatedAllocator<Entry>>;
-
-// `n` bytes at `off` of the file, exactly, or an empty block.
-Block pread_block(int fd, uint64_t off, size_t n) {
-    Block b(n + 1);
-    size_t done = 0;
-    while (done < n) {
-        ssize_t r = ::pread(fd, b.data() + done, n - done, static_cast<off_t>(off + done));
-        if (r <= 0) return {};
-        done += static_cast<size_t>(r);
-    }
-    b.data()[n] = '\0';
-    return b;
-}
 
 bool native_elf64(Elf* elf) {
     const char* id = elf_getident(elf, nullptr);
@@ -358,8 +293,9 @@ struct Loader {
         // Fast path for the common case: read both tables straight from the file, no copies.
         if (fd >= 0 && native_elf64(elf) && !((sh.sh_flags | strsh.sh_flags) & SHF_COMPRESSED) &&
             sh.sh_entsize == sizeof(Elf64_Sym) && strsh.sh_type != SHT_NOBITS) {
-            Block strs = pread_block(fd, strsh.sh_offset, strsh.sh_size);
-            Block tab = pread_block(fd, sh.sh_offset, sh.sh_size);
+            Block strs =
+                pread_block(fd, strsh.sh_offset, strsh.sh_size, UINT64_MAX);  // sizes checked by fits()
+            Block tab = pread_block(fd, sh.sh_offset, sh.sh_size, UINT64_MAX);
             if (!strs.data() || !tab.data()) return;
             const auto* s = reinterpret_cast<const Elf64_Sym*>(tab.data());
             size_t n = sh.sh_size / sizeof(Elf64_Sym);
@@ -739,6 +675,10 @@ std::shared_ptr<Object> get_object(const std::string& path, const std::string& o
 std::shared_ptr<Object> object_from_image(const std::string& name, std::string image) {
     // Not shared through the cache by build-id: the image is this process's own copy.
     return std::make_shared<ElfObject>(name, std::move(image), true);
+}
+
+std::string get_debug_root() {
+    return debug_root();
 }
 
 void set_debug_root(std::string root) {

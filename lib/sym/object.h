@@ -56,6 +56,7 @@ std::shared_ptr<Object> object_from_image(const std::string& name, std::string i
 // Where separate debug files are looked for (§5.4.3 step 1 and .gnu_debuglink); tests point
 // it at a private folder. Default "/usr/lib/debug".
 void set_debug_root(std::string root);
+std::string get_debug_root();
 
 // §5.4.5: C++ (Itanium), Java signatures, Rust legacy post-processing; else `raw` unchanged.
 std::string demangle(std::string_view raw);

@@ -16,10 +16,6 @@ namespace perfprof::sym {
 
 namespace {
 
-
-
-
-
 bool starts_with(std::string_view s, std::string_view p) {
     return s.substr(0, p.size()) == p;
 }
@@ -61,12 +57,14 @@ std::string own_vdso() {
 bool parse_maps_line(std::string_view line, MapsLine& out) {
     while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
     size_t pos = 0;
-    std::string_view range = core::next_field(line, pos), perms = core::next_field(line, pos), off = core::next_field(line, pos),
-                     dev = core::next_field(line, pos), inode = core::next_field(line, pos);
+    std::string_view range = core::next_field(line, pos), perms = core::next_field(line, pos),
+                     off = core::next_field(line, pos), dev = core::next_field(line, pos),
+                     inode = core::next_field(line, pos);
     size_t dash = range.find('-');
     if (dash == std::string_view::npos) return false;
     MapsLine m;
-    if (!core::parse_hex(range.substr(0, dash), m.start) || !core::parse_hex(range.substr(dash + 1), m.end)) return false;
+    if (!core::parse_hex(range.substr(0, dash), m.start) || !core::parse_hex(range.substr(dash + 1), m.end))
+        return false;
     if (perms.size() != 4) return false;
     for (char c : perms)
         if (!std::strchr("rwxsp-", c)) return false;
@@ -219,6 +217,29 @@ bool Syms::resolve(uint64_t addr, Frame& out) {
         out.sym = &obj->name(*s);
         out.offset = off - s->start;
     }
+    return true;
+}
+
+bool Syms::locate(uint64_t addr, Object** obj, uint64_t* obj_addr) {
+    auto it = std::upper_bound(ranges_.begin(), ranges_.end(), addr,
+                               [](uint64_t a, const Range& r) { return a < r.start; });
+    if (it == ranges_.begin()) return false;
+    const Range& r = *std::prev(it);
+    if (addr >= r.end) return false;
+    Object* o = load(dsos_[r.dso]);
+    if (!o) return false;
+    uint64_t off = addr - r.start + r.file_offset;
+    switch (o->type()) {
+        case ObjectType::Exec:
+            *obj_addr = addr;
+            break;
+        case ObjectType::Dyn:
+            *obj_addr = off + (o->text_addr() - o->text_offset());
+            break;
+        default:
+            return false;
+    }
+    *obj = o;
     return true;
 }
 

@@ -42,6 +42,10 @@ public:
     Syms(std::string_view maps_text, int pid);
     // Resolves a user address (§5.4.2 with start <= addr < end). False if no DSO contains it.
     bool resolve(uint64_t addr, Frame& out);
+    // resolve() without the symbol lookup: the object mapped at `addr` and `addr` in the
+    // object's own address space (§5.4.2 steps 1-2). False if no DSO contains it or its file
+    // is not a readable ELF. For --symbols, which names addresses the way pprof does (§6).
+    bool locate(uint64_t addr, Object** obj, uint64_t* obj_addr);
     size_t dso_count() const;
     // True if any mapping of the maps text (executable or not) contains addr.
     bool mapped(uint64_t addr) const;

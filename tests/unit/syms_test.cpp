@@ -11,10 +11,12 @@
 
 #include <csignal>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 
+#include "sym/dwarf_names.h"
 #include "sym/pprof_symbols.h"
 
 extern "C" __attribute__((noinline, used)) int syms_test_helper_function(int x) {
@@ -307,6 +309,84 @@ TEST(PprofSymbols, ShortFunctionName) {
     EXPECT_EQ(pprof_short_name("a b c::d e::f"), "e::f");
     EXPECT_EQ(pprof_short_name("unbalanced(<"), "unbalanced(<");
     EXPECT_EQ(pprof_short_name(""), "");
+}
+
+}  // namespace
+}  // namespace perfprof::sym
+
+namespace perfprof::sym {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string fixture(const std::string& name) {
+    std::error_code ec;
+    for (fs::path p = fs::read_symlink("/proc/self/exe", ec).parent_path(); !p.empty() && p != p.root_path();
+         p = p.parent_path())
+        if (fs::exists(p / "tests/fixtures/build.sh")) return (p / "build/fixtures" / name).string();
+    return "build/fixtures/" + name;
+}
+
+// `pprof --symbols` for offsets of `file` mapped at 0x7f0000000000 (offset 0, so the link-time
+// address of a PIE is the offset).
+std::string pprof_at(const std::string& file, std::initializer_list<uint64_t> offs) {
+    std::string in = "7f0000000000-7f0000002000 r-xp 00000000 08:01 1 " + file + "\n";
+    char line[32];
+    for (uint64_t o : offs) {
+        std::snprintf(line, sizeof line, "0x%llx\n", static_cast<unsigned long long>(0x7f0000000000ull + o));
+        in += line;
+    }
+    return pprof_symbols(in, file);
+}
+
+TEST(PprofSymbols, ShortFunctionNamePerlSemantics) {
+    // s/\([^()]*\)(\s*const)?//g repeated: inner groups first, `const` (even of `constexpr`).
+    EXPECT_EQ(pprof_short_name("f(a (b) const) const"), "f");
+    EXPECT_EQ(pprof_short_name("a(b)(c) constexpr"), "aexpr");
+    EXPECT_EQ(pprof_short_name("std::operator<<(std::ostream&)"), "std::operator<<");
+    EXPECT_EQ(pprof_short_name("x::y<a<b>, c>::z(int)"), "x::y::z");
+    EXPECT_EQ(pprof_short_name("foo@@LLVM_14<0000000000001234>"), "foo@@LLVM_14");
+}
+
+// The rules pprof applies (checked against google-pprof on these fixtures): nm's routine
+// boundaries stretch a name over the padding after it; with `_fini` in nm's output pprof runs
+// addr2line -i and reads `_fini` as its separator.
+TEST(PprofSymbols, PprofRulesOnFixture) {
+    std::string pie = fixture("c_pie");
+    if (!fs::exists(pie)) GTEST_SKIP() << "fixtures missing: run `make unit`";
+    // 0x1139 static_helper (0x28 bytes), 0x1161 static_other, 0x11ec main (0x3a) then
+    // _fini at 0x1228; _start 0x1050 (0x22 bytes), then padding up to 0x1080.
+    EXPECT_EQ(pprof_at(pie, {0x1140, 0x1161, 0x1075, 0x1227, 0x1085, 0x11e9, 0x1229}),
+              "static_helper\nstatic_other\n_start\nmain\nderegister_tm_clones\nfixture_tiny\n??\n");
+}
+
+// DWARF from the separate debug file found by build-id: a stripped binary still gets names.
+TEST(PprofSymbols, DwarfFromDebugFileByBuildId) {
+    std::string bin = fixture("c_debugid");
+    if (!fs::exists(bin)) GTEST_SKIP() << "fixtures missing: run `make unit`";
+    set_debug_root(fixture("debugroot"));
+    std::string with = pprof_at(bin, {0x1139, 0x1150, 0x1193 + 0x10});
+    set_debug_root("/nonexistent");
+    std::string without = pprof_at(bin, {0x1139});
+    set_debug_root("/usr/lib/debug");
+    EXPECT_EQ(with, "static_helper\nstatic_helper\nfixture_loop\n");
+    EXPECT_EQ(without, "??\n");
+}
+
+TEST(DwarfNames, InnermostAndOutermost) {
+    std::string bin = fixture("c_pie");
+    if (!fs::exists(bin)) GTEST_SKIP() << "fixtures missing: run `make unit`";
+    EXPECT_TRUE(has_debug_info(bin));
+    EXPECT_FALSE(has_debug_info(fixture("c_stripped")));
+    EXPECT_EQ(DwarfNames::open(fixture("c_stripped")), nullptr);
+    auto d = DwarfNames::open(bin);
+    ASSERT_NE(d, nullptr);
+    DwarfFunction in, out;
+    ASSERT_TRUE(d->lookup(0x1193 + 4, &in, &out));
+    EXPECT_EQ(in.name, "fixture_loop");
+    EXPECT_EQ(out.name, "fixture_loop");
+    EXPECT_EQ(in.entry, 0x1193u);
+    EXPECT_FALSE(d->lookup(0x1075, &in, &out));  // _start: no DWARF function
 }
 
 }  // namespace

@@ -1,0 +1,41 @@
+// Function names from DWARF (libdw) for `perf-prof --symbols` (SPEC §6): what `addr2line -f`
+// reads from .debug_info, i.e. the innermost inlined function at an address and the function
+// that contains it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace perfprof::sym {
+
+struct DwarfFunction {
+    std::string name;      // DW_AT_linkage_name (mangled) if any, else DW_AT_name; may be empty
+    bool linkage = false;  // `name` is a linkage name
+    uint64_t entry = 0;    // start of the first address range of this instance
+};
+
+class DwarfNames {
+public:
+    // The DWARF of the ELF file `path`; nullptr when it has no .debug_info or cannot be read.
+    static std::unique_ptr<DwarfNames> open(const std::string& path);
+    ~DwarfNames();
+    DwarfNames(const DwarfNames&) = delete;
+    DwarfNames& operator=(const DwarfNames&) = delete;
+
+    // The innermost subprogram/inlined-subroutine scope containing `addr` (link-time address)
+    // and the outermost one (the out-of-line function). False when no DWARF function covers it.
+    bool lookup(uint64_t addr, DwarfFunction* inner, DwarfFunction* outer);
+
+private:
+    DwarfNames() = default;
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+
+// True if the ELF file at `path` has a .debug_info section with contents (not SHT_NOBITS).
+bool has_debug_info(const std::string& path);
+
+}  // namespace perfprof::sym
