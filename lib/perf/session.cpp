@@ -834,6 +834,8 @@ void Session::dump_state() {
             (unsigned long long)st.buffered_bytes, (unsigned long long)st.peak_bytes);
     }
     std::printf("  task names: %zu\n", comms_->size());
+    sym::print_object_stats(stdout);
+    stack::shared_syms().dump(stdout);
     std::fflush(stdout);
 }
 

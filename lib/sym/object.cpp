@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
@@ -432,9 +433,16 @@ private:
     }
 
     void load() {
-        std::call_once(loaded_, [this] { do_load(); });
+        std::call_once(loaded_, [this] {
+            do_load();
+            done_.store(true, std::memory_order_release);
+        });
     }
 
+public:
+    bool loaded() const override { return done_.load(std::memory_order_acquire); }
+
+private:
     void do_load() {
         if (type_ == ObjectType::Unknown) return;
         Loader ld{pool_, syms_};
@@ -511,6 +519,7 @@ private:
     struct stat st_ {};
     ElfFile image_;  // object_from_image only, until loaded
     std::once_flag loaded_;
+    std::atomic<bool> done_{false};
     std::vector<Block> pool_;
     Entries syms_;
     std::mutex names_mu_;
@@ -537,6 +546,10 @@ std::shared_ptr<Object> shared(std::shared_ptr<ElfObject> obj) {
     if (m.size() > 64 && (m.size() & 63) == 0)
         std::erase_if(m, [](const auto& kv) { return kv.second.expired(); });
     return obj;
+}
+
+const char* type_name(ObjectType t) {
+    return t == ObjectType::Exec ? "EXEC" : t == ObjectType::Dyn ? "DYN" : "UNKNOWN";
 }
 
 // Rust legacy: "a::b::h0123456789abcdef" → "a::b", with the $…$ escapes decoded.
@@ -667,6 +680,23 @@ std::string java_demangle(std::string_view s) {
 }
 
 }  // namespace
+
+void print_object_stats(FILE* out) {
+    std::vector<std::shared_ptr<Object>> live;
+    {
+        std::lock_guard lk(g_cache_mu);
+        for (const auto& kv : cache())
+            if (auto o = kv.second.lock()) live.push_back(std::move(o));
+    }
+    std::fprintf(out, "  symbol objects: %zu\n", live.size());
+    for (const auto& o : live) {
+        char syms[32] = "not loaded";
+        if (o->loaded()) std::snprintf(syms, sizeof syms, "%zu symbols", o->symbol_count());
+        std::fprintf(out, "    users %ld %-7s %-14s %8zu bytes build-id %.8s %s\n", o.use_count() - 1,
+                     type_name(o->type()), syms, o->memory_bytes(),
+                     o->build_id().empty() ? "-" : o->build_id().c_str(), o->path().c_str());
+    }
+}
 
 std::shared_ptr<Object> get_object(const std::string& path, const std::string& open_path) {
     return shared(std::make_shared<ElfObject>(path, open_path.empty() ? path : open_path));

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -37,6 +38,7 @@ public:
     virtual uint64_t file_offset(std::string_view raw) = 0;
     virtual size_t symbol_count() = 0;  // loads the table
     virtual size_t memory_bytes() const = 0;
+    virtual bool loaded() const = 0;  // the symbol table has been read
 
 protected:
     std::string path_, build_id_;
@@ -49,6 +51,10 @@ protected:
 // else path, and live as long as someone holds them. Never throws: a missing, non-ELF or
 // corrupt file gives an Object of type Unknown whose lookups fail.
 std::shared_ptr<Object> get_object(const std::string& path, const std::string& open_path = {});
+
+// SIGUSR2 statistics (SPEC §5.5): one line per live shared object — users, type, symbols
+// (when loaded), memory, build-id prefix, path.
+void print_object_stats(FILE* out);
 
 // An object from an in-memory ELF image (the vDSO copied out of a process).
 std::shared_ptr<Object> object_from_image(const std::string& name, std::string image);

@@ -279,6 +279,20 @@ void SymsCache::add_mapping(int tgid, const MapsLine& m) {
     e.misses.clear();
 }
 
+void Syms::dump(FILE* out) const {
+    for (const Range& r : ranges_)
+        std::fprintf(out, "      %016llx-%016llx %s\n", (unsigned long long)r.start,
+                     (unsigned long long)r.end, dsos_[r.dso].path.c_str());
+}
+
+void SymsCache::dump(FILE* out) const {
+    std::fprintf(out, "  symbol processes: %zu\n", map_.size());
+    for (const auto& [tgid, e] : map_) {
+        std::fprintf(out, "    pid %d: %zu dso(s)\n", tgid, e.gens.back()->dso_count());
+        e.gens.back()->dump(out);
+    }
+}
+
 void SymsCache::drop(int tgid) {
     map_.erase(tgid);
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -51,6 +52,8 @@ public:
     bool mapped(uint64_t addr) const;
     // One more mapping (a PERF_RECORD_MMAP2), replacing what it overlaps.
     void add(const MapsLine& m);
+    // The DSO list, for SIGUSR2 (SPEC §5.5).
+    void dump(FILE* out) const;
 
 private:
     struct Dso {
@@ -88,6 +91,7 @@ public:
     // A mapping reported by the kernel as it happened: the process may be gone by the time
     // its samples are printed, and /proc/PID/maps with it.
     void add_mapping(int tgid, const MapsLine& m);
+    void dump(FILE* out) const;
 
 private:
     struct Entry {

@@ -164,3 +164,19 @@ def test_flame_graph_line_per_frame_on_a_fifo(pp, needs_root, workload, tmp_path
     assert not os.path.exists(fifo + ".folded")
     assert lines[-1] == "7" and lines[-2] == "ufunc", lines
     assert re.fullmatch(r"main\+0x[0-9a-f]+", lines[0]), lines
+
+
+def test_sigusr2_lists_symbol_objects_and_processes(pp, needs_root, workload):
+    import signal as sig
+    import subprocess
+    wl = workload("sigself")
+    b = pp.start_ready(["signal", "-v", "-g", "--user-callchain", "--filter", "pp_stats_sig"])
+    subprocess.run([wl, "2", "--silent", "--comm", "pp_stats_sig"], timeout=30, check=True)
+    b.wait_count(r"signal:signal_generate:", 2, timeout=10)
+    b.send(sig.SIGUSR2)
+    b.wait_line(r"^  symbol objects: [1-9]", timeout=10)
+    b.wait_line(r"^    users \d+ DYN +\d+ symbols .*libc\.so", timeout=10)
+    b.wait_line(r"^  symbol processes: [1-9]", timeout=10)
+    b.send(sig.SIGINT)
+    rc, out, err = b.finish(timeout=10)
+    assert rc == 0 and err == "", err
