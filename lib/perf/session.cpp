@@ -1,4 +1,5 @@
 #include "perf/session.h"
+#include "perf/session_device.h"
 
 #include <fcntl.h>
 #include <sys/ioctl.h>
@@ -74,14 +75,6 @@ void consume_timer(int fd) {
     }
 }
 
-int64_t tv_ns(const timeval& tv) {
-    return int64_t(tv.tv_sec) * 1000000000 + int64_t(tv.tv_usec) * 1000;
-}
-
-std::string event_name(const EventSpec& e) {
-    return e.sys.empty() ? e.name : e.sys + ":" + e.name;
-}
-
 // SPEC §2.8 rule 1: OPTIONS split on single spaces, whole-text quotes already removed.
 std::vector<std::string> split_spaces(const std::string& s) {
     std::vector<std::string> words;
@@ -96,50 +89,6 @@ std::vector<std::string> split_spaces(const std::string& s) {
 }
 
 }  // namespace
-
-// One running profiler: its options, events, rings and counters (SPEC §3.1). It is the
-// Context its profiler sees; the shared services are the session's.
-struct Session::Device final : Context {
-    struct Id {
-        uint64_t id;
-        int event;
-    };
-
-    Device(Session& s, const ProfilerInfo& i, const Options& o, Device* p)
-        : session(s), info(i), opt(o), parent(p) {}
-
-    const Options& options() const override { return opt; }
-    tep::Tep& tep() override { return session.tep(); }
-    std::string_view comm(uint32_t tid) override { return session.comm(tid); }
-    void wall(uint64_t t, std::string& out) override { core::append_wall(session.realtime(t), out); }
-    FILE* out() override { return stdout; }
-    const filter::EvalHooks* eval_hooks() override { return session.eval_hooks(); }
-
-    int event_of(uint64_t id) const {
-        for (const Id& e : ids)
-            if (e.id == id) return e.event;
-        return -1;
-    }
-
-    Session& session;
-    const ProfilerInfo& info;
-    Options opt;
-    Device* parent;
-    std::unique_ptr<Profiler> profiler;
-    EventPlan plan;
-    std::vector<std::vector<perf_evsel*>> evsels;  // per planned event: its evsels (x cgroups)
-    std::vector<std::vector<int>> instances;       // per planned event: evsel cpu index -> instance
-    std::vector<Id> ids;                           // sample id -> planned event
-    bool need_ids = false;
-    std::vector<std::unique_ptr<filter::Program>> user_filters;  // per event, null = none
-    std::vector<size_t> rings;
-    int pages = 0;
-    uint64_t sample_type = 0;  // of the first event: the sample_id trailer layout
-    size_t time_off = 0;       // offset of PERF_SAMPLE_TIME in a sample body
-    uint64_t samples = 0;
-    bool closed = false;
-    uint64_t lost_total = 0, lost_pending = 0;
-};
 
 Session::Session(const Options& opt, const ProfilerInfo& info) : opt_(opt), info_(info) {
     hooks_.user = this;
@@ -765,14 +714,6 @@ void Session::deliver(Ring& r, const perf_event_header& h, uint64_t time) {
     }
 }
 
-void Session::report_lost(Device& d) {
-    if (!d.lost_pending || d.opt.exit_n) return;
-    std::fprintf(stderr, "%s %s: lost %llu events (total)\n",
-                 core::format_wall(core::realtime_now_ns()).c_str(), d.info.name,
-                 (unsigned long long)d.lost_total);
-    d.lost_pending = 0;
-}
-
 void Session::tick() {
     drain_all();
     read_overwrite();
@@ -789,54 +730,6 @@ void Session::housekeeping() {
     comms_->gc(kCommKeepNs);
     if (++house_ticks_ % kResyncTicks == 0) clock_sync_->sync(clock_);
     if (workload_ && workload_->reap()) stopping_ = true;
-}
-
-void Session::usage_self() {
-    rusage ru;
-    ::getrusage(RUSAGE_SELF, &ru);
-    int64_t now = core::monotonic_now_ns();
-    int64_t u = tv_ns(ru.ru_utime), s = tv_ns(ru.ru_stime);
-    double span = double(std::max<int64_t>(now - usage_wall_, 1));
-    std::printf("%s CPU %%usr %.2f %%sys %.2f MAXRSS %ldk\n",
-                core::format_wall(core::realtime_now_ns()).c_str(), 100.0 * double(u - usage_utime_) / span,
-                100.0 * double(s - usage_stime_) / span, ru.ru_maxrss);
-    usage_wall_ = now;
-    usage_utime_ = u;
-    usage_stime_ = s;
-}
-
-void Session::dump_state() {
-    usage_self();
-    for (const auto& dp : devices_) {
-        const Device& d = *dp;
-        std::printf(
-            "device %s%s%s: %zu ring(s), %zu event(s), %d pages per ring, %llu samples, %llu lost%s\n",
-            d.info.name, d.parent ? " forwarding to " : "", d.parent ? d.parent->info.name : "",
-            d.rings.size(), d.plan.events.size(), d.pages, (unsigned long long)d.samples,
-            (unsigned long long)d.lost_total, d.closed ? " (closed)" : "");
-        for (size_t e = 0; e < d.plan.events.size(); e++) {
-            const EventSpec& ev = d.plan.events[e];
-            std::printf("  event %s sample_type %#llx%s%s%s\n", event_name(ev).c_str(),
-                        (unsigned long long)ev.attr.sample_type, ev.filter.empty() ? "" : " filter ",
-                        ev.filter.c_str(), d.user_filters[e] ? " (in userspace)" : "");
-        }
-        for (size_t i : d.rings) {
-            const Ring& r = rings_[i];
-            std::printf("  instance %s %d: lost %llu%s\n", r.cpu >= 0 ? "cpu" : "thread",
-                        r.cpu >= 0 ? r.cpu : r.tid, (unsigned long long)r.lost, r.hup ? " (exited)" : "");
-        }
-    }
-    if (orderer_) {
-        const OrdererStats& st = orderer_->stats();
-        std::printf(
-            "  order: %llu delivered, %llu fixed, %llu lost windows, %llu bytes buffered (peak %llu)\n",
-            (unsigned long long)st.delivered, (unsigned long long)st.fixed, (unsigned long long)st.losts,
-            (unsigned long long)st.buffered_bytes, (unsigned long long)st.peak_bytes);
-    }
-    std::printf("  task names: %zu\n", comms_->size());
-    sym::print_object_stats(stdout);
-    stack::shared_syms().dump(stdout);
-    std::fflush(stdout);
 }
 
 void Session::finish() {

@@ -1,0 +1,60 @@
+// The device of a session (SPEC §3.1), shared by the session's translation units.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "perf/session.h"
+
+namespace perfprof::perf {
+
+inline std::string event_name(const EventSpec& e) {
+    return e.sys.empty() ? e.name : e.sys + ":" + e.name;
+}
+
+// One running profiler: its options, events, rings and counters (SPEC §3.1). It is the
+// Context its profiler sees; the shared services are the session's.
+struct Session::Device final : Context {
+    struct Id {
+        uint64_t id;
+        int event;
+    };
+
+    Device(Session& s, const ProfilerInfo& i, const Options& o, Device* p)
+        : session(s), info(i), opt(o), parent(p) {}
+
+    const Options& options() const override { return opt; }
+    tep::Tep& tep() override { return session.tep(); }
+    std::string_view comm(uint32_t tid) override { return session.comm(tid); }
+    void wall(uint64_t t, std::string& out) override { core::append_wall(session.realtime(t), out); }
+    FILE* out() override { return stdout; }
+    const filter::EvalHooks* eval_hooks() override { return session.eval_hooks(); }
+
+    int event_of(uint64_t id) const {
+        for (const Id& e : ids)
+            if (e.id == id) return e.event;
+        return -1;
+    }
+
+    Session& session;
+    const ProfilerInfo& info;
+    Options opt;
+    Device* parent;
+    std::unique_ptr<Profiler> profiler;
+    EventPlan plan;
+    std::vector<std::vector<perf_evsel*>> evsels;  // per planned event: its evsels (x cgroups)
+    std::vector<std::vector<int>> instances;       // per planned event: evsel cpu index -> instance
+    std::vector<Id> ids;                           // sample id -> planned event
+    bool need_ids = false;
+    std::vector<std::unique_ptr<filter::Program>> user_filters;  // per event, null = none
+    std::vector<size_t> rings;
+    int pages = 0;
+    uint64_t sample_type = 0;  // of the first event: the sample_id trailer layout
+    size_t time_off = 0;       // offset of PERF_SAMPLE_TIME in a sample body
+    uint64_t samples = 0;
+    bool closed = false;
+    uint64_t lost_total = 0, lost_pending = 0;
+};
+
+}  // namespace perfprof::perf
