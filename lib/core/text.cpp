@@ -40,6 +40,14 @@ bool parse_hex(std::string_view s, uint64_t& v) {
     return true;
 }
 
+std::string_view next_line(std::string_view text, size_t& pos) {
+    size_t e = text.find('\n', pos);
+    if (e == std::string_view::npos) e = text.size();
+    std::string_view line = text.substr(pos, e - pos);
+    pos = e + 1;
+    return line;
+}
+
 std::string_view next_field(std::string_view line, size_t& pos) {
     while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t')) ++pos;
     size_t b = pos;

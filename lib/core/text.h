@@ -13,6 +13,10 @@ std::string read_file_or_empty(const std::string& path);
 // 1-16 hex digits, any case, nothing else.
 bool parse_hex(std::string_view s, uint64_t& v);
 
+// The line of `text` starting at `pos` (without its '\n'); `pos` moves past it. Loop while
+// pos < text.size().
+std::string_view next_line(std::string_view text, size_t& pos);
+
 // The next field of `line` separated by spaces or tabs, starting at `pos` (advanced).
 std::string_view next_field(std::string_view line, size_t& pos);
 

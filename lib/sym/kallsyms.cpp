@@ -19,7 +19,6 @@ namespace perfprof::sym {
 
 namespace {
 
-
 // One small sysctl file: its first line, or empty.
 std::string read_sysctl(const char* path) {
     std::string s = core::read_file_or_empty(path);
@@ -64,8 +63,6 @@ std::string read_kallsyms() {
     return text;
 }
 
-
-
 }  // namespace
 
 Kallsyms::Kallsyms(const std::string& text) {
@@ -75,10 +72,7 @@ Kallsyms::Kallsyms(const std::string& text) {
     std::string_view all(text);
     size_t p = 0;
     while (p < all.size()) {
-        size_t e = all.find('\n', p);
-        if (e == std::string_view::npos) e = all.size();
-        std::string_view line = all.substr(p, e - p);
-        p = e + 1;
+        std::string_view line = core::next_line(all, p);
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
         size_t pos = 0;
         std::string_view a = core::next_field(line, pos), type = core::next_field(line, pos),

@@ -57,14 +57,6 @@ std::string_view trim(std::string_view s) {
     return s;
 }
 
-std::string_view next_line(std::string_view in, size_t& pos) {
-    size_t e = in.find('\n', pos);
-    if (e == std::string_view::npos) e = in.size();
-    std::string_view line = in.substr(pos, e - pos);
-    pos = e + 1;
-    return line;
-}
-
 bool perl_space(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
 }
@@ -613,7 +605,7 @@ std::string pprof_symbols(std::string_view input, const std::string& binary) {
         while (pos < input.size()) {
             size_t start = pos;
             MapsLine m;
-            if (!parse_maps_line(next_line(input, pos), m)) {
+            if (!parse_maps_line(core::next_line(input, pos), m)) {
                 pos = start;
                 break;
             }
@@ -633,7 +625,7 @@ std::string pprof_symbols(std::string_view input, const std::string& binary) {
         reqs.reserve((input.size() - pos) / 12 + 1);  // "0x7f..." lines are ~15 bytes
         addrs.reserve(reqs.capacity());
         while (pos < input.size()) {
-            std::string_view line = trim(next_line(input, pos));
+            std::string_view line = trim(core::next_line(input, pos));
             if (line.empty()) continue;
             if (line.size() >= 2 && line[0] == '0' && (line[1] == 'x' || line[1] == 'X')) {
                 uint64_t addr;

@@ -42,12 +42,9 @@ std::string own_vdso() {
     std::string_view all(maps);
     size_t p = 0;
     while (p < all.size()) {
-        size_t e = all.find('\n', p);
-        if (e == std::string_view::npos) e = all.size();
         MapsLine m;
-        if (parse_maps_line(all.substr(p, e - p), m) && m.start == base && m.end > m.start)
+        if (parse_maps_line(core::next_line(all, p), m) && m.start == base && m.end > m.start)
             return std::string(reinterpret_cast<const char*>(base), m.end - m.start);
-        p = e + 1;
     }
     return {};
 }
@@ -92,12 +89,8 @@ bool parse_maps_line(std::string_view line, MapsLine& out) {
 Syms::Syms(std::string_view maps_text, int pid) : pid_(pid) {
     size_t p = 0;
     while (p < maps_text.size()) {
-        size_t e = maps_text.find('\n', p);
-        if (e == std::string_view::npos) e = maps_text.size();
-        std::string_view line = maps_text.substr(p, e - p);
-        p = e + 1;
         MapsLine m;
-        if (parse_maps_line(line, m)) add_line(m);
+        if (parse_maps_line(core::next_line(maps_text, p), m)) add_line(m);
     }
     std::sort(ranges_.begin(), ranges_.end(),
               [](const Range& a, const Range& b) { return a.start < b.start; });
