@@ -343,7 +343,7 @@ void Session::open_device(Device& d) {
                         uint64_t id = 0;
                         if (::ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0)
                             throw Error::sys(errno, "PERF_EVENT_IOC_ID");
-                        d.ids.push_back({id, int(e)});
+                        d.ids.emplace(id, int(e));
                     }
                 }
         d.instances.push_back(std::move(cpu_index));

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "perf/session.h"
@@ -16,11 +17,6 @@ inline std::string event_name(const EventSpec& e) {
 // One running profiler: its options, events, rings and counters (SPEC §3.1). It is the
 // Context its profiler sees; the shared services are the session's.
 struct Session::Device final : Context {
-    struct Id {
-        uint64_t id;
-        int event;
-    };
-
     Device(Session& s, const ProfilerInfo& i, const Options& o, Device* p)
         : session(s), info(i), opt(o), parent(p) {}
 
@@ -32,9 +28,8 @@ struct Session::Device final : Context {
     const filter::EvalHooks* eval_hooks() override { return session.eval_hooks(); }
 
     int event_of(uint64_t id) const {
-        for (const Id& e : ids)
-            if (e.id == id) return e.event;
-        return -1;
+        auto it = ids.find(id);
+        return it == ids.end() ? -1 : it->second;
     }
 
     Session& session;
@@ -45,7 +40,7 @@ struct Session::Device final : Context {
     EventPlan plan;
     std::vector<std::vector<perf_evsel*>> evsels;  // per planned event: its evsels (x cgroups)
     std::vector<std::vector<int>> instances;       // per planned event: evsel cpu index -> instance
-    std::vector<Id> ids;                           // sample id -> planned event
+    std::unordered_map<uint64_t, int> ids;         // sample id -> planned event (hot path)
     bool need_ids = false;
     std::vector<std::unique_ptr<filter::Program>> user_filters;  // per event, null = none
     std::vector<size_t> rings;
