@@ -15,6 +15,14 @@ CXXFLAGS := -std=c++20 $(OPT) -g -Wall -Wextra -Werror=undef $(SAN)
 CFLAGS   := -std=gnu11 $(OPT) -g -Wall -Wextra $(SAN)
 LDFLAGS  := $(SAN)
 LDLIBS   := $(LIBPERF)/libperf.a $(LIBPERF)/libapi.a -ltraceevent -ldw -lelf -llzma -lpthread
+# The release binary links the C++ runtime and elfutils statically: ~2 ms less start-up
+# (relocations, page faults) per run, which `--symbols` pays on every pprof query.
+# libtraceevent stays shared: its plugins are shared objects that link against it.
+ifeq ($(SAN),)
+LDFLAGS  += -static-libstdc++ -static-libgcc
+LDLIBS   := $(LIBPERF)/libperf.a $(LIBPERF)/libapi.a -ltraceevent \
+            -Wl,-Bstatic -ldw -lelf -llzma -lz -lbz2 -Wl,-Bdynamic -lpthread
+endif
 # The shim reaches libperf internals, which only compile as C with the kernel's tools headers.
 SHIM_CPPFLAGS := -I$(LIBPERF)/src/tools/lib/perf/include -I$(LIBPERF)/src/tools/include \
                  -I$(LIBPERF)/src/tools/arch/x86/include -I$(LIBPERF)/src/tools/arch/x86/include/uapi \
@@ -139,7 +147,9 @@ fuzz-build: $(FUZZ_BINS)
 # Each fuzzer is linked from its harness and only the sources it exercises.
 build/fuzz/event_spec_fuzz: lib/event/event_spec.cpp lib/core/parse.cpp
 build/fuzz/expr_fuzz: filter/expr.cpp filter/expr_eval.cpp
-build/fuzz/symbols_fuzz: lib/sym/pprof_symbols.cpp lib/sym/syms.cpp lib/core/text.cpp lib/sym/object.cpp lib/sym/file_block.cpp lib/sym/dwarf_names.cpp lib/sym/pprof_symbols.h lib/sym/syms.h lib/sym/object.h lib/sym/dwarf_names.h
+build/fuzz/symbols_fuzz: lib/sym/pprof_symbols.cpp lib/sym/pprof_image.cpp lib/sym/syms.cpp lib/core/text.cpp \
+    lib/core/work_pool.cpp lib/sym/object.cpp lib/sym/file_block.cpp lib/sym/dwarf_names.cpp lib/sym/pprof_symbols.h \
+    lib/sym/pprof_image.h lib/core/work_pool.h lib/core/radix_sort.h lib/sym/syms.h lib/sym/object.h lib/sym/dwarf_names.h
 build/fuzz/symbols_fuzz: FUZZ_LIBS := -ldw -lelf -llzma
 build/fuzz/elf_fuzz: lib/sym/object.cpp lib/sym/file_block.cpp lib/sym/object.h
 build/fuzz/elf_fuzz: FUZZ_LIBS := -lelf -llzma

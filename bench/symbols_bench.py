@@ -8,9 +8,10 @@ addresses in its executable segment), every tool gets the same work in the same 
   addr2line -f -e LIB             the addresses converted to the library's own (unrelocated)
                                   addresses, which for these objects equal the file offsets
                                   (their executable PT_LOAD has vaddr == offset)
-Time is measured from process start to exit (fork/exec included; under GNU time, which adds
-well under a millisecond), peak RSS by GNU time's %M (the largest of the tool and its
-waited-for children, e.g. pprof's nm and addr2line). Target: 10,000 libLLVM addresses in <= 26 ms
+Time is measured from process start to exit (fork/exec from this script included, ~1.6 ms for
+an empty C program here), best and median of --runs for perf-prof; peak RSS in a separate run
+under GNU time (%M: the largest of the tool and its waited-for children, e.g. pprof's nm and
+addr2line). Target: 10,000 libLLVM addresses in <= 26 ms
 for perf-prof.
 """
 
@@ -22,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 LIBS = {
@@ -60,35 +62,32 @@ def make_input(path, n, seed):
 GNU_TIME = "/usr/bin/time"
 
 
-def measure(argv, stdin_text, timeout):
+def measure(argv, stdin_text, timeout, rss=False):
     """(seconds, peak RSS MiB, output lines) or None on timeout/failure.
 
-    Peak RSS comes from GNU time's %M when it is there: a process forked from this (large)
-    Python process would carry Python's resident size into its own maximum across exec."""
+    With `rss`, the run goes under GNU time for its %M: a process forked from this (large)
+    Python process would carry Python's resident size into its own maximum across exec. GNU
+    time adds its own start (~3 ms here), so timed runs go without it (RSS then 0)."""
     with tempfile.TemporaryFile() as fin, tempfile.TemporaryFile() as fout, \
             tempfile.NamedTemporaryFile(mode="r") as ftime:
         fin.write(stdin_text.encode())
         fin.flush()
         fin.seek(0)
-        use_time = os.access(GNU_TIME, os.X_OK)
+        use_time = rss and os.access(GNU_TIME, os.X_OK)
         full = ([GNU_TIME, "-f", "%M", "-o", ftime.name] if use_time else []) + argv
         t0 = time.perf_counter()
         p = subprocess.Popen(full, stdin=fin, stdout=fout, stderr=subprocess.DEVNULL)
-        deadline = t0 + timeout
-        while True:
-            pid, status, ru = os.wait4(p.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.perf_counter() > deadline:
-                p.kill()
-                os.wait4(p.pid, 0)
-                return None
-            time.sleep(0.0002)
+        # A blocking wait (a polling one would take CPU from the tool under test); a timer kills
+        # a tool that hangs.
+        killer = threading.Timer(timeout, p.kill)
+        killer.start()
+        _, status, ru = os.wait4(p.pid, 0)
+        killer.cancel()
         dt = time.perf_counter() - t0
         p.returncode = 0
-        if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        if dt >= timeout or not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
             return None
-        rss_kb = ru.ru_maxrss
+        rss_kb = ru.ru_maxrss if rss else 0
         if use_time:
             m = re.search(r"(\d+)\s*$", ftime.read())
             if m:
@@ -99,21 +98,29 @@ def measure(argv, stdin_text, timeout):
 
 
 def best_of(argv, stdin_text, timeout, runs):
-    best = None
+    """(best time, peak RSS, lines, median time): `runs` timed runs, then one for the RSS."""
+    if runs <= 1:  # a slow peer: one run, under GNU time (its few ms do not matter)
+        r = measure(argv, stdin_text, timeout, rss=True)
+        return None if r is None else r + (r[0],)
+    times = []
     for _ in range(runs):
         r = measure(argv, stdin_text, timeout)
         if r is None:
             return None
-        if best is None or r[0] < best[0]:
-            best = r
-    return best
+        times.append(r[0])
+        lines = r[2]
+    m = measure(argv, stdin_text, timeout, rss=True)
+    if m is None:
+        return None
+    times.sort()
+    return times[0], m[1], lines, times[len(times) // 2]
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--perf-prof", default="./perf-prof")
     ap.add_argument("--counts", default="10000,100000")
-    ap.add_argument("--runs", type=int, default=5, help="perf-prof runs per case (best kept)")
+    ap.add_argument("--runs", type=int, default=11, help="perf-prof runs per case (best and median)")
     ap.add_argument("--timeout", type=float, default=300.0, help="per peer-tool run, seconds")
     ap.add_argument("--target-ms", type=float, default=26.0)
     args = ap.parse_args()
@@ -149,14 +156,16 @@ def main():
                               % (r[0] * 1000, args.target_ms))
 
     print()
-    print("%-11s %8s  %-13s %12s %10s %8s" % ("library", "addrs", "tool", "time (ms)", "peak RSS", "lines"))
-    print("-" * 68)
+    print("%-11s %8s  %-13s %10s %10s %10s %8s" % ("library", "addrs", "tool", "best (ms)", "median",
+                                                 "peak RSS", "lines"))
+    print("-" * 78)
     for lib, n, name, r in rows:
         if r is None:
-            print("%-11s %8d  %-13s %12s %10s %8s" % (lib, n, name, "timeout/err", "-", "-"))
+            print("%-11s %8d  %-13s %10s %10s %10s %8s" % (lib, n, name, "timeout/err", "-", "-", "-"))
         else:
             # addr2line -f prints two lines per address.
-            print("%-11s %8d  %-13s %12.1f %7.1f MiB %8d" % (lib, n, name, r[0] * 1000, r[1], r[2]))
+            print("%-11s %8d  %-13s %10.1f %10.1f %6.1f MiB %8d"
+                  % (lib, n, name, r[0] * 1000, r[3] * 1000, r[1], r[2]))
     return 1 if failed else 0
 
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages perf-prof needs, skipping those present (make deps).
 set -euo pipefail
-pkgs=(g++ make pkg-config xz-utils libtraceevent-dev libelf-dev libdw-dev liblzma-dev
-      libcli11-dev libgtest-dev libtraceevent1-plugin python3-pytest linux-source-6.1 util-linux
+pkgs=(g++ make pkg-config xz-utils libtraceevent-dev libelf-dev libdw-dev liblzma-dev zlib1g-dev
+      libbz2-dev libcli11-dev libgtest-dev libtraceevent1-plugin python3-pytest linux-source-6.1 util-linux
       google-perftools libgoogle-perftools4 binutils libc6-dbg)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -553,7 +553,7 @@ const char* type_name(ObjectType t) {
 }
 
 // Rust legacy: "a::b::h0123456789abcdef" → "a::b", with the $…$ escapes decoded.
-bool rust_hash_suffix(const std::string& s, size_t* cut) {
+bool rust_hash_suffix(std::string_view s, size_t* cut) {
     if (s.size() < 20) return false;
     size_t h = s.size() - 17;
     if (s[h] != 'h' || s.compare(h - 2, 2, "::") != 0) return false;
@@ -717,18 +717,42 @@ void set_debug_root(std::string root) {
     g_debug_root = std::move(root);
 }
 
+namespace {
+
+// The Itanium demangling of the NUL-terminated `z`, with Rust's legacy hash cut, into `out`.
+// One malloc'd buffer per thread, grown by __cxa_demangle as needed and kept.
+bool demangle_itanium(const char* z, std::string* out) {
+    struct Buf {
+        char* p = nullptr;
+        size_t n = 0;
+        ~Buf() { std::free(p); }
+    };
+    thread_local Buf buf;
+    int status = 0;
+    char* r = abi::__cxa_demangle(z, buf.p, &buf.n, &status);
+    if (status != 0 || !r) return false;
+    buf.p = r;  // possibly moved by realloc; buf.n is its new size
+    std::string_view s(r);
+    size_t cut = 0;
+    if (rust_hash_suffix(s, &cut))
+        *out = rust_unescape(s.substr(0, cut));
+    else
+        out->assign(s);
+    return true;
+}
+
+}  // namespace
+
+std::string demangle(const char* raw) {
+    std::string out;
+    if (raw[0] == '_' && raw[1] == 'Z' && demangle_itanium(raw, &out)) return out;
+    return demangle(std::string_view(raw));
+}
+
 std::string demangle(std::string_view raw) {
     if (raw.starts_with("_Z")) {
-        std::string z(raw);
-        int status = 0;
-        std::unique_ptr<char, decltype(&std::free)> out(
-            abi::__cxa_demangle(z.c_str(), nullptr, nullptr, &status), &std::free);
-        if (status == 0 && out) {
-            std::string s = out.get();
-            size_t cut = 0;
-            if (rust_hash_suffix(s, &cut)) return rust_unescape(std::string_view(s).substr(0, cut));
-            return s;
-        }
+        std::string out;
+        if (demangle_itanium(std::string(raw).c_str(), &out)) return out;
     }
     if (raw.starts_with("L")) {
         if (std::string j = java_demangle(raw); !j.empty()) return j;

@@ -66,5 +66,7 @@ std::string get_debug_root();
 
 // §5.4.5: C++ (Itanium), Java signatures, Rust legacy post-processing; else `raw` unchanged.
 std::string demangle(std::string_view raw);
+// The same for a NUL-terminated name (a string table's), without copying it first.
+std::string demangle(const char* raw);
 
 }  // namespace perfprof::sym

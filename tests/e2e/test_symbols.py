@@ -193,6 +193,60 @@ def test_differential_libc_vs_pprof(perf_prof, pprof):
     assert sum(1 for t in theirs if t != "??") > 900
 
 
+def libstdcxx_maps_line(base):
+    """A maps line placing libstdc++'s executable segment at `base`, and its [start, end)."""
+    path = os.path.realpath("/usr/lib/x86_64-linux-gnu/libstdc++.so.6")
+    if not os.path.exists(path):
+        skip_or_fail("libstdc++.so.6 not installed (g++)")
+    out = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if f and f[0] == "LOAD" and "E" in f[6:-1]:
+            off, vaddr, filesz = int(f[1], 16), int(f[2], 16), int(f[4], 16)
+            break
+    st = os.stat(path)
+    start = (base + vaddr) & ~0xFFF
+    end = (base + vaddr + filesz + 0xFFF) & ~0xFFF
+    line = "%x-%x r-xp %08x %02x:%02x %d %s\n" % (start, end, off & ~0xFFF, os.major(st.st_dev),
+                                                 os.minor(st.st_dev), st.st_ino, path)
+    return line, base + vaddr, base + vaddr + filesz
+
+
+def test_differential_large_batch_vs_pprof_and_one_cpu(perf_prof, pprof):
+    """A batch large enough for several threads (SPEC §6 speed): libc through libdw (one
+    thread), libstdc++ through its .dynsym (shared by all), unsorted, with repeats. The answers
+    equal google-pprof's, and a run confined to one CPU gives the same bytes."""
+    need_tool("readelf")
+    maps = own_maps()
+    start, end, _, _ = exec_mapping(maps, "libc.so")
+    line, cstart, cend = libstdcxx_maps_line(0x7E0000000000)
+    rnd = random.Random(20261124)
+    addrs = [rnd.randrange(start, end) for _ in range(1500)]
+    addrs += [rnd.randrange(cstart, cend) for _ in range(3000)]
+    addrs += addrs[:200]
+    rnd.shuffle(addrs)
+    stdin = maps + line + "".join("0x%x\n" % a for a in addrs)
+
+    rc, out, err = symbolize(perf_prof, stdin)
+    assert rc == 0 and err == ""
+    ours = out.splitlines()
+    assert len(ours) == len(addrs)
+    r = subprocess.run(["taskset", "-c", "0", perf_prof, "--symbols", "/bin/true"], input=stdin,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout == out
+
+    prc, pout, _ = symbolize(pprof, stdin, timeout=300)
+    assert prc == 0
+    theirs = pout.splitlines()
+    assert len(theirs) == len(addrs)
+    same = sum(1 for o, t in zip(ours, theirs) if o == t)
+    print("\n--symbols vs google-pprof on %d libc + libstdc++ addresses: identical %d"
+          % (len(addrs), same))
+    assert same == len(addrs), "differences (address, ours, pprof, ...): %s" % explain(
+        maps + line, addrs, ours, theirs, {})
+    assert sum(1 for t in theirs if t != "??") > 4000
+
+
 def test_repeated_and_unsorted_addresses_keep_order(perf_prof):
     maps = own_maps()
     start, end, _, _ = exec_mapping(maps, "libc.so")
