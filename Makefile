@@ -119,8 +119,10 @@ demo: deps
 	@echo "   (a shell in the background starts short commands: each exit signals SIGCHLD)"
 	@(sleep 0.5; for i in 1 2 3 4 5; do sleep 0.2; done) & \
 	    timeout --preserve-status -s INT 3 ./perf-prof signal; rc=$$?; wait; [ $$rc -eq 0 ]
-	@echo "== perf-prof trace: context switches with their stacks for 3 seconds -> build/demo.folded"
-	@timeout --preserve-status -s INT 3 ./perf-prof trace -e sched:sched_switch -g \
+	@echo "== perf-prof profile: the whole machine sampled at 997 Hz with stacks for 3 seconds"
+	@echo "   (a busy loop runs meanwhile) -> build/demo.folded"
+	@(timeout 3 sh -c 'while :; do :; done' &) ; \
+	    timeout --preserve-status -s INT 3 ./perf-prof profile -F 997 -g \
 	    --flame-graph build/demo > /dev/null; rc=$$?; [ $$rc -eq 0 ]
 	@echo "   $$(wc -l < build/demo.folded) distinct stacks; the most frequent:"
 	@sort -t' ' -k2 -nr build/demo.folded | head -5 | cut -c1-150

@@ -142,19 +142,10 @@ public:
             exec_[size_t(s.event_index)]->eval(c);
         }
         if (s.callchain && flame_) {
-            line_.clear();
             // Root frame: the process name, omitted when unresolved (SPEC §4.3).
             const std::string_view comm = ctx_.comm(s.pid);
-            const bool root = comm != "<...>";
-            if (flame_->line_per_frame()) {
-                if (printer_->frame_lines(s.callchain, s.callchain_nr, s.pid, line_)) {
-                    if (root) (line_ += comm) += '\n';
-                    flame_->add(line_);
-                }
-            } else {
-                if (root) (line_ += comm) += ';';
-                if (printer_->fold(s.callchain, s.callchain_nr, s.pid, line_)) flame_->add(line_);
-            }
+            flame_->add_callchain(*printer_, s.callchain, s.callchain_nr, s.pid, comm != "<...>" ? comm : "",
+                                  line_);
         } else if (s.callchain && printer_) {
             line_.clear();
             const int max = s.event->attr.sample_max_stack ? s.event->attr.sample_max_stack : 127;

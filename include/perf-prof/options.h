@@ -31,12 +31,18 @@ enum class Opt {
     // FILTER OPTION
     UserCallchain,
     KernelCallchain,
+    ExcludeUser,
+    ExcludeKernel,
+    ExcludeGuest,
+    ExcludeHost,
     // PROFILER OPTION
     Event,
     Filter,
     CallGraph,
     Inherit,
     Overwrite,
+    Freq,
+    Than,
     FlameGraph,  // keep last: kOptCount below
 };
 inline constexpr std::size_t kOptCount = static_cast<std::size_t>(Opt::FlameGraph) + 1;
@@ -62,6 +68,8 @@ struct Options {
     // Call chains: nullopt = the profiler's default half (SPEC §1.9).
     std::optional<bool> user_callchain;
     std::optional<bool> kernel_callchain;
+    // PMU filters (SPEC §1.9): perf_event_attr exclude_* bits.
+    bool exclude_user = false, exclude_kernel = false, exclude_guest = false, exclude_host = false;
 
     std::vector<std::string> events;  // -e, each occurrence kept
     std::string filter;               // --filter
@@ -71,6 +79,8 @@ struct Options {
     bool overwrite = false;   // --overwrite: write_backward rings, read at ticks and at exit
     std::string flame_graph;  // --flame-graph NAME ("" = stdout)
     bool flame_graph_given = false;
+    uint64_t freq = 0;        // -F, samples per second; 0 = not given
+    std::optional<int> than;  // --than PCT
 
     std::string symbols;  // --symbols PATH (no profiler)
 

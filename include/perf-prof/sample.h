@@ -19,6 +19,7 @@ struct Sample {
     uint64_t id = 0;                      // PERF_SAMPLE_ID
     uint32_t cpu = UINT32_MAX;            // PERF_SAMPLE_CPU, UINT32_MAX = unknown
     uint64_t period = 0;                  // PERF_SAMPLE_PERIOD
+    uint64_t read_value = 0;              // PERF_SAMPLE_READ with read_format 0: the counter
     const uint64_t* callchain = nullptr;  // PERF_SAMPLE_CALLCHAIN ips
     uint64_t callchain_nr = 0;
     const void* raw = nullptr;  // PERF_SAMPLE_RAW payload (tracepoint record)

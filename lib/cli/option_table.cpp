@@ -50,6 +50,10 @@ constexpr std::array<OptionRow, kRows> kTable{{
     {Opt::KernelCallchain, 0, "kernel-callchain", "", K::Flag, true, G::Filter,
      "include kernel frames in call stacks\n"
      "(--no-kernel-callchain leaves them out)"},
+    {Opt::ExcludeUser, 0, "exclude-user", "", K::Flag, false, G::Filter, "sample kernel mode only"},
+    {Opt::ExcludeKernel, 0, "exclude-kernel", "", K::Flag, false, G::Filter, "sample user mode only"},
+    {Opt::ExcludeGuest, 0, "exclude-guest", "", K::Flag, false, G::Filter, "do not sample guests"},
+    {Opt::ExcludeHost, 'G', "exclude-host", "", K::Flag, false, G::Filter, "sample guests only"},
     {Opt::Event, 'e', "event", "EVENT,...", K::Value, false, G::Profiler,
      "event selector; see 'perf-prof list'"},
     {Opt::Filter, 0, "filter", "filter", K::Value, false, G::Profiler, "event filter, profiler-specific"},
@@ -59,6 +63,10 @@ constexpr std::array<OptionRow, kRows> kTable{{
     {Opt::Overwrite, 0, "overwrite", "", K::Flag, false, G::Profiler,
      "keep only the newest events in each ring buffer;\n"
      "read them at each -i tick and at exit"},
+    {Opt::Freq, 'F', "freq", "n", K::Value, false, G::Profiler, "samples per second on each CPU or thread"},
+    {Opt::Than, 0, "than", "PCT", K::Value, false, G::Profiler,
+     "print only CPUs/threads busier than PCT percent\n"
+     "of each second"},
     {Opt::FlameGraph, 0, "flame-graph", "file", K::Value, false, G::Profiler,
      "with -g: count stacks into file.folded for\n"
      "flamegraph.pl (\"\" = stdout); per interval with -i"},

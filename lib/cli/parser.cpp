@@ -242,6 +242,24 @@ private:
                 opt.flame_graph = v;
                 opt.flame_graph_given = true;
                 break;
+            case Opt::ExcludeUser:
+                opt.exclude_user = true;
+                break;
+            case Opt::ExcludeKernel:
+                opt.exclude_kernel = true;
+                break;
+            case Opt::ExcludeGuest:
+                opt.exclude_guest = true;
+                break;
+            case Opt::ExcludeHost:
+                opt.exclude_host = true;
+                break;
+            case Opt::Freq:
+                opt.freq = non_negative(v, row.long_name);
+                break;
+            case Opt::Than:
+                opt.than = core::parse_percent(v, row.long_name);
+                break;
         }
     }
 

@@ -50,7 +50,8 @@ bool decode_sample(const perf_event_header& h, uint64_t st, Sample& s) {
     if ((st & PERF_SAMPLE_STREAM_ID) && !c.u64(v)) return false;
     if ((st & PERF_SAMPLE_CPU) && !c.u32pair(s.cpu, dummy)) return false;
     if ((st & PERF_SAMPLE_PERIOD) && !c.u64(s.period)) return false;
-    if (st & PERF_SAMPLE_READ) return false;  // read_format layouts are not planned by any profiler yet
+    // PERF_SAMPLE_READ: only read_format 0 (one value) is planned by any profiler.
+    if ((st & PERF_SAMPLE_READ) && !c.u64(s.read_value)) return false;
     if (st & PERF_SAMPLE_CALLCHAIN) {
         if (!c.u64(s.callchain_nr)) return false;
         if (s.callchain_nr > (h.size / 8)) return false;

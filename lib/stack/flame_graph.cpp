@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "perf-prof/error.h"
+#include "stack/stack_printer.h"
 
 namespace perfprof::stack {
 
@@ -31,6 +32,19 @@ FlameGraph::FlameGraph(const std::string& name) {
 
 FlameGraph::~FlameGraph() {
     if (own_ && out_) std::fclose(out_);
+}
+
+void FlameGraph::add_callchain(Printer& p, const uint64_t* ips, uint64_t nr, uint32_t pid,
+                               std::string_view root, std::string& scratch) {
+    scratch.clear();
+    if (line_per_frame()) {
+        if (!p.frame_lines(ips, nr, pid, scratch)) return;
+        if (!root.empty()) (scratch += root) += '\n';
+    } else {
+        if (!root.empty()) (scratch += root) += ';';
+        if (!p.fold(ips, nr, pid, scratch)) return;
+    }
+    add(scratch);
 }
 
 void FlameGraph::add(const std::string& stack) {

@@ -5,11 +5,14 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include "core/fd.h"
 
 namespace perfprof::stack {
+
+class Printer;
 
 class FlameGraph {
 public:
@@ -25,6 +28,10 @@ public:
     // Counts one stack: folded "root;outer;...;inner;" (a trailing ';' is dropped), or the
     // line-per-frame text.
     void add(const std::string& stack);
+    // Counts a sampled call chain under `root` (the process name; empty: no root frame), in
+    // the form this output takes. `scratch` is the caller's reusable buffer.
+    void add_callchain(Printer& p, const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view root,
+                       std::string& scratch);
     // Writes every stack, prefixed with `prefix` ("YYYY-MM-DD;HH:MM:SS;" or ""), and resets.
     void flush(const std::string& prefix = {});
     // Final flush; for a regular file, prints the flamegraph.pl hint on stdout.
