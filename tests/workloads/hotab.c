@@ -12,18 +12,29 @@
 #include <sys/prctl.h>
 #include <time.h>
 
-static volatile unsigned long sink;
+static volatile unsigned long sink, calls;
 
-/* Each function runs its own loop (no call out of it): a sample in it has it as the leaf. */
-#define WORK(units) \
-    for (unsigned long i = 0; i < (units)*20000ul; ++i) sink += i
+__attribute__((noinline)) static void done(void) {
+    calls++;
+}
 
+/* The one loop both run, so that a unit of work costs the same in either (two copies of it
+ * could be aligned differently and run at different speeds). Not a leaf (it calls done()), so
+ * it sets up a frame and frame-pointer unwinding sees its caller. */
+__attribute__((noinline)) static void work(unsigned long units) {
+    for (unsigned long i = 0; i < units * 20000ul; ++i) sink += i;
+    done();
+}
+
+/* The counter after the call keeps it a call (not a tail jump): hot_a stays in the stack. */
 __attribute__((noinline)) void hot_a(void) {
-    WORK(3);
+    work(3);
+    calls++;
 }
 
 __attribute__((noinline)) void hot_b(void) {
-    WORK(1);
+    work(1);
+    calls++;
 }
 
 int main(int argc, char** argv) {
