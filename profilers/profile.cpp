@@ -12,6 +12,7 @@
 #include "core/fd.h"
 #include "core/format.h"
 #include "core/time.h"
+#include "output/event_line.h"
 #include "perf-prof/error.h"
 #include "perf-prof/profiler.h"
 #include "stack/flame_graph.h"
@@ -146,18 +147,8 @@ private:
         FILE* out = ctx_.out();
         if (lines_) {
             line_.clear();
-            ctx_.wall(s.time, line_);
-            line_ += ' ';
-            const std::string_view comm = ctx_.comm(s.tid).substr(0, 16);
-            line_.append(16 - comm.size(), ' ');
-            line_ += comm;
-            line_ += ' ';
-            core::append_uint(line_, s.tid, 6);
-            line_ += " [";
-            core::append_uint(line_, s.cpu == UINT32_MAX ? 0 : s.cpu, 3, '0');
-            line_ += "] ";
-            core::append_evts(s.time, line_);
-            line_ += ": profile: ";
+            output::append_line_head(ctx_, s.time, s.tid, s.cpu, {}, 0, line_);
+            line_ += "profile: ";
             core::append_uint(line_, delta, 0);
             line_ += s.event->attr.type == PERF_TYPE_HARDWARE ? " cpu-cycles\n" : " cpu-clock\n";
             std::fwrite(line_.data(), 1, line_.size(), out);

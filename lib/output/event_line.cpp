@@ -37,33 +37,42 @@ void probe_info(const Sample& s, std::string& line) {
 
 }  // namespace
 
-void format_event_line(Context& ctx, const Sample& s, std::string& line, char marker) {
-    tep::CommonFields common{};
-    const bool have_common = tep::read_common(s.raw, s.raw_size, common);
-    // common_pid is the task the tracepoint fired in; fall back to the sample's tid.
-    const uint32_t pid = have_common ? uint32_t(common.pid) : s.tid;
-    ctx.wall(s.time, line);
+void append_line_head(Context& ctx, uint64_t time, uint32_t tid, uint32_t cpu, std::string_view lat,
+                      char marker, std::string& line) {
+    ctx.wall(time, line);
     if (marker) {
         line += ' ';
         line += marker;
     }
     line += ' ';
-    const std::string_view comm = ctx.comm(pid).substr(0, 16);
+    const std::string_view comm = ctx.comm(tid).substr(0, 16);
     line.append(16 - comm.size(), ' ');
     line += comm;
     line += ' ';
-    core::append_uint(line, pid, 6);
-    line += ' ';
-    line += have_common ? tep::lat_flags(common.flags, common.preempt_count) : std::string("....");
-    if (s.cpu == UINT32_MAX) {
+    core::append_uint(line, tid, 6);
+    if (!lat.empty()) {
+        line += ' ';
+        line += lat;
+    }
+    if (cpu == UINT32_MAX) {
         line += " [---] ";
     } else {
         line += " [";
-        core::append_uint(line, s.cpu, 3, '0');
+        core::append_uint(line, cpu, 3, '0');
         line += "] ";
     }
-    core::append_evts(s.time, line);
+    core::append_evts(time, line);
     line += ": ";
+}
+
+void format_event_line(Context& ctx, const Sample& s, std::string& line, char marker) {
+    tep::CommonFields common{};
+    const bool have_common = tep::read_common(s.raw, s.raw_size, common);
+    // common_pid is the task the tracepoint fired in; fall back to the sample's tid.
+    const uint32_t pid = have_common ? uint32_t(common.pid) : s.tid;
+    append_line_head(ctx, s.time, pid, s.cpu,
+                     have_common ? tep::lat_flags(common.flags, common.preempt_count) : std::string("...."),
+                     marker, line);
     line += s.event->sys;
     line += ':';
     line += s.event->name;

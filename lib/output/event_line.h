@@ -2,11 +2,19 @@
 //   {WALL} {comm:>16} {pid:>6} {LAT} [{cpu:03}] {EVTS}: {sys}:{name}: {INFO}
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "perf-prof/profiler.h"
 
 namespace perfprof::output {
+
+// Appends "{WALL} {comm:>16} {tid:>6} {lat} [{cpu:03}] {EVTS}: " to `line`: the head every
+// sample line shares. An empty `lat` leaves out the LAT column (profile's lines); a non-zero
+// `marker` is printed after WALL as its own column.
+void append_line_head(Context& ctx, uint64_t time, uint32_t tid, uint32_t cpu, std::string_view lat,
+                      char marker, std::string& line);
 
 // Appends the line (with a trailing newline) for a tracepoint or probe sample to `line`.
 // A non-zero `marker` is printed after WALL as its own column (trace's host/guest mark).

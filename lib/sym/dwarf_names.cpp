@@ -181,8 +181,9 @@ bool has_debug_info(const std::string& path) {
     return false;
 }
 
-std::unique_ptr<DwarfNames> DwarfNames::open(const std::string& path) {
+std::unique_ptr<DwarfNames> DwarfNames::open(const std::string& path, const std::function<void()>& found) {
     if (!has_debug_info(path)) return nullptr;
+    if (found) found();
     auto impl = std::make_unique<Impl>();
     impl->fd.reset(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!impl->fd) return nullptr;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -20,7 +21,8 @@ struct DwarfFunction {
 class DwarfNames {
 public:
     // The DWARF of the ELF file `path`; nullptr when it has no .debug_info or cannot be read.
-    static std::unique_ptr<DwarfNames> open(const std::string& path);
+    // `found` runs once .debug_info is known to be there, before libdw reads it.
+    static std::unique_ptr<DwarfNames> open(const std::string& path, const std::function<void()>& found = {});
     ~DwarfNames();
     DwarfNames(const DwarfNames&) = delete;
     DwarfNames& operator=(const DwarfNames&) = delete;

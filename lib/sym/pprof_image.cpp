@@ -526,10 +526,8 @@ PprofImage::PprofImage(const std::string& path, const std::string& build_id) {
     if (own_->empty()) own_ = SymTable::load(image_, true);
     // addr2line: the image's DWARF, else the separate debug file's (and its .symtab). libdw
     // allocates megabytes (decompressed sections, parsed units): made resident at once.
-    auto open_dwarf = [](const std::string& p) -> std::unique_ptr<DwarfNames> {
-        if (!has_debug_info(p)) return nullptr;
-        prefault_heap(size_t(16) << 20);
-        return DwarfNames::open(p);
+    auto open_dwarf = [](const std::string& p) {
+        return DwarfNames::open(p, [] { prefault_heap(size_t(16) << 20); });
     };
     if ((dwarf_ = open_dwarf(image_))) return;
     std::vector<std::string> cands;
