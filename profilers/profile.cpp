@@ -12,6 +12,7 @@
 #include "core/fd.h"
 #include "core/format.h"
 #include "core/time.h"
+#include "filter/bpf_filter.h"
 #include "output/event_line.h"
 #include "perf-prof/error.h"
 #include "perf-prof/profiler.h"
@@ -93,6 +94,11 @@ public:
                 lines_ = !(opt.flame_graph.empty() && opt.interval_ms);
             }
         }
+        // eBPF filters: loaded before any event opens, so a refusal stops the run (SPEC §1.9).
+        if (opt.ebpf.any()) {
+            bpf_ = filter::BpfFilter::load(opt.ebpf, opt.verbose);
+            ev.bpf_prog = bpf_->prog_fd();
+        }
         EventPlan p;
         p.events.push_back(std::move(ev));
         // SPEC says 2 pages (x2 with -g); at 1000 Hz with stacks that is ~20 samples a ring,
@@ -110,8 +116,11 @@ public:
         const uint64_t delta = s.read_value >= st.last_value ? s.read_value - st.last_value : 0;
         st.last_value = s.read_value;
         if (min_count_ && !busy_enough(st, s.time)) return;
-        print_event(s, delta);
+        print_sample(s, delta);
     }
+
+    // Nested in trace (SPEC §2.8): the parent hands each of our samples back to be printed.
+    void print_event(const Sample& s) noexcept override { sample(s); }
 
     void interval() override {
         if (!flame_) return;
@@ -143,7 +152,7 @@ private:
         return ++st.count >= min_count_;
     }
 
-    void print_event(const Sample& s, uint64_t delta) noexcept {
+    void print_sample(const Sample& s, uint64_t delta) noexcept {
         FILE* out = ctx_.out();
         if (lines_) {
             line_.clear();
@@ -172,7 +181,8 @@ private:
     std::string line_;
     std::unique_ptr<stack::Printer> printer_;
     std::unique_ptr<stack::FlameGraph> flame_;
-    bool lines_ = true;  // per-sample lines (all but the flame-graph-only mode)
+    std::unique_ptr<filter::BpfFilter> bpf_;  // outlives the events it is attached to
+    bool lines_ = true;                       // per-sample lines (all but the flame-graph-only mode)
     int64_t interval_start_ = 0;
 };
 
@@ -199,6 +209,7 @@ const ProfilerInfo profile_info = {
         "    perf-prof profile -F 997 -g --flame-graph cpu -- ./workload",
         "    perf-prof profile -F 100 --than 50 --exclude-user",
         "    perf-prof profile -F 997 -g --flame-graph \"\" -i 1000",
+        "    perf-prof profile -F 997 --prio 0-99 --exclude_pid 1",
     },
     {
         {Opt::UserCallchain},
@@ -207,6 +218,13 @@ const ProfilerInfo profile_info = {
         {Opt::ExcludeKernel},
         {Opt::ExcludeGuest},
         {Opt::ExcludeHost},
+        {Opt::IrqsDisabled},
+        {Opt::TifNeedResched},
+        {Opt::ExcludePid},
+        {Opt::NrRunningMin},
+        {Opt::NrRunningMax},
+        {Opt::SchedPolicy},
+        {Opt::Prio},
         {Opt::Freq},
         {Opt::CallGraph, "record call stacks (kernel and user parts by default)"},
         {Opt::FlameGraph},

@@ -3,7 +3,7 @@
 set -euo pipefail
 pkgs=(g++ make pkg-config xz-utils libtraceevent-dev libelf-dev libdw-dev liblzma-dev zlib1g-dev
       libbz2-dev libcli11-dev libgtest-dev libtraceevent1-plugin python3-pytest linux-source-6.1 util-linux
-      google-perftools libgoogle-perftools4 binutils libc6-dbg)
+      google-perftools libgoogle-perftools4 binutils libc6-dbg clang bpftool libbpf-dev)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -35,6 +35,13 @@ enum class Opt {
     ExcludeKernel,
     ExcludeGuest,
     ExcludeHost,
+    IrqsDisabled,
+    TifNeedResched,
+    ExcludePid,
+    NrRunningMin,
+    NrRunningMax,
+    SchedPolicy,
+    Prio,
     // PROFILER OPTION
     Event,
     Filter,
@@ -46,6 +53,21 @@ enum class Opt {
     FlameGraph,  // keep last: kOptCount below
 };
 inline constexpr std::size_t kOptCount = static_cast<std::size_t>(Opt::FlameGraph) + 1;
+
+// eBPF filters of profile (SPEC §1.9): each set one keeps only the samples that satisfy it.
+struct EbpfFilters {
+    std::optional<int> irqs_disabled;     // --irqs_disabled[=0|1]
+    std::optional<int> tif_need_resched;  // --tif_need_resched[=0|1]
+    std::optional<uint32_t> exclude_pid;  // --exclude_pid: not this process (tgid)
+    std::optional<uint32_t> nr_running_min, nr_running_max;
+    std::optional<int> sched_policy;  // SCHED_* number
+    std::vector<int> prio;            // --prio LIST, sorted; empty = not given
+
+    bool any() const {
+        return irqs_disabled || tif_need_resched || exclude_pid || nr_running_min || nr_running_max ||
+               sched_policy || !prio.empty();
+    }
+};
 
 struct Options {
     // Attach model (SPEC §1.6). Empty = not given.
@@ -70,6 +92,7 @@ struct Options {
     std::optional<bool> kernel_callchain;
     // PMU filters (SPEC §1.9): perf_event_attr exclude_* bits.
     bool exclude_user = false, exclude_kernel = false, exclude_guest = false, exclude_host = false;
+    EbpfFilters ebpf;
 
     std::vector<std::string> events;  // -e, each occurrence kept
     std::string filter;               // --filter

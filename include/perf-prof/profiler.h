@@ -36,6 +36,7 @@ struct EventSpec {
     std::vector<int> cpus;              // cpus= attribute: only these CPUs (∩ the device's); empty = all
     struct tep_event* tp = nullptr;     // tracepoint format, for rendering and field access
     std::vector<filter::Field> fields;  // the record's fields, for user-space filters and EXPRs
+    int bpf_prog = -1;  // BPF_PROG_TYPE_PERF_EVENT program fd (PERF_EVENT_IOC_SET_BPF), owned by the profiler
 };
 
 // A profiler named inside an event list (SPEC §2.8), opened as a child whose samples are

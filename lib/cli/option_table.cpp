@@ -54,6 +54,26 @@ constexpr std::array<OptionRow, kRows> kTable{{
     {Opt::ExcludeKernel, 0, "exclude-kernel", "", K::Flag, false, G::Filter, "sample user mode only"},
     {Opt::ExcludeGuest, 0, "exclude-guest", "", K::Flag, false, G::Filter, "do not sample guests"},
     {Opt::ExcludeHost, 'G', "exclude-host", "", K::Flag, false, G::Filter, "sample guests only"},
+    {Opt::IrqsDisabled, 0, "irqs_disabled", "0|1", K::OptionalValue, false, G::Filter,
+     "eBPF: keep samples taken with interrupts disabled\n"
+     "(=0: enabled)"},
+    {Opt::TifNeedResched, 0, "tif_need_resched", "0|1", K::OptionalValue, false, G::Filter,
+     "eBPF: keep samples of tasks with TIF_NEED_RESCHED\n"
+     "set (=0: clear)"},
+    {Opt::ExcludePid, 0, "exclude_pid", "PID", K::Value, false, G::Filter,
+     "eBPF: drop the samples of this process"},
+    {Opt::NrRunningMin, 0, "nr_running_min", "N", K::Value, false, G::Filter,
+     "eBPF: keep samples of CPUs with at least N runnable\n"
+     "tasks"},
+    {Opt::NrRunningMax, 0, "nr_running_max", "N", K::Value, false, G::Filter,
+     "eBPF: keep samples of CPUs with at most N runnable\n"
+     "tasks"},
+    {Opt::SchedPolicy, 0, "sched_policy", "N", K::Value, false, G::Filter,
+     "eBPF: keep samples of tasks with this policy (0\n"
+     "NORMAL, 1 FIFO, 2 RR, 3 BATCH, 5 IDLE, 6 DEADLINE)"},
+    {Opt::Prio, 0, "prio", "prio[-prio],...", K::Value, false, G::Filter,
+     "eBPF: keep samples of tasks with these priorities\n"
+     "(0-99 real-time, 100-139 normal)"},
     {Opt::Event, 'e', "event", "EVENT,...", K::Value, false, G::Profiler,
      "event selector; see 'perf-prof list'"},
     {Opt::Filter, 0, "filter", "filter", K::Value, false, G::Profiler, "event filter, profiler-specific"},

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
@@ -165,6 +166,20 @@ private:
         return static_cast<uint64_t>(n);
     }
 
+    static uint64_t bounded(const std::string& v, const char* option, uint64_t max) {
+        const uint64_t n = non_negative(v, option);
+        if (n > max)
+            throw Error::usage(std::string("option `") + option + "' must be at most " + std::to_string(max));
+        return n;
+    }
+
+    // --x alone means 1; --x=0 and --x=1 as given (SPEC §1.9).
+    static int zero_or_one(const std::string& v, const char* option) {
+        if (v == kNoValue) return 1;
+        if (v == "0" || v == "1") return v[0] - '0';
+        throw Error::usage(std::string("option `") + option + "' takes 0 or 1, not '" + v + "'");
+    }
+
     static void apply_one(const OptionRow& row, const std::string& v, Options& opt) {
         switch (row.id) {
             case Opt::Cpus:
@@ -253,6 +268,31 @@ private:
                 break;
             case Opt::ExcludeHost:
                 opt.exclude_host = true;
+                break;
+            case Opt::IrqsDisabled:
+                opt.ebpf.irqs_disabled = zero_or_one(v, row.long_name);
+                break;
+            case Opt::TifNeedResched:
+                opt.ebpf.tif_need_resched = zero_or_one(v, row.long_name);
+                break;
+            case Opt::ExcludePid:
+                opt.ebpf.exclude_pid = bounded(v, row.long_name, INT32_MAX);
+                break;
+            case Opt::NrRunningMin:
+                opt.ebpf.nr_running_min = bounded(v, row.long_name, UINT32_MAX);
+                break;
+            case Opt::NrRunningMax:
+                opt.ebpf.nr_running_max = bounded(v, row.long_name, UINT32_MAX);
+                break;
+            case Opt::SchedPolicy: {
+                // SCHED_NORMAL..SCHED_BATCH, SCHED_IDLE, SCHED_DEADLINE, SCHED_EXT (4 is unused).
+                const uint64_t p = bounded(v, row.long_name, 7);
+                if (p == 4) throw Error::usage("option `sched_policy': 4 is not a scheduling policy");
+                opt.ebpf.sched_policy = static_cast<int>(p);
+                break;
+            }
+            case Opt::Prio:
+                opt.ebpf.prio = core::parse_id_list(v, "prio", 139);
                 break;
             case Opt::Freq:
                 opt.freq = non_negative(v, row.long_name);

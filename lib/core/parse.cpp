@@ -59,8 +59,13 @@ void for_each_item(std::string_view text, F f) {
 }  // namespace
 
 std::vector<int> parse_cpu_list(std::string_view text) {
+    return parse_id_list(text, "CPU", kMaxCpu);
+}
+
+std::vector<int> parse_id_list(std::string_view text, std::string_view noun, int max) {
+    const std::string what(noun);
     auto fail = [&](const std::string& why) -> Error {
-        return Error::usage("invalid CPU list " + quote(text) + ": " + why);
+        return Error::usage("invalid " + what + " list " + quote(text) + ": " + why);
     };
     if (text.empty()) throw fail("empty");
 
@@ -71,9 +76,9 @@ std::vector<int> parse_cpu_list(std::string_view text) {
         std::string_view a = item.substr(0, dash);
         std::string_view b = dash == std::string_view::npos ? a : item.substr(dash + 1);
         if (!all_digits(a) || !all_digits(b)) throw fail("bad item " + quote(item));
-        auto lo = parse_decimal(a, kMaxCpu);
-        auto hi = parse_decimal(b, kMaxCpu);
-        if (!lo || !hi) throw fail("CPU number above " + std::to_string(kMaxCpu) + " in " + quote(item));
+        auto lo = parse_decimal(a, static_cast<unsigned long long>(max));
+        auto hi = parse_decimal(b, static_cast<unsigned long long>(max));
+        if (!lo || !hi) throw fail(what + " number above " + std::to_string(max) + " in " + quote(item));
         if (*hi < *lo) throw fail("range " + std::string(item) + " is reversed");
         for (auto c = *lo; c <= *hi; ++c) cpus.push_back(static_cast<int>(c));
     });

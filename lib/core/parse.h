@@ -10,6 +10,10 @@ namespace perfprof::core {
 // "0-3,8,10-11" → {0,1,2,3,8,10,11}: sorted, duplicates removed. Ids above 1<<20 are refused.
 std::vector<int> parse_cpu_list(std::string_view text);
 
+// The same list syntax for other ids from 0 to `max`; `noun` names them in the messages
+// ("invalid prio list '0-200': prio number above 139 in '0-200'").
+std::vector<int> parse_id_list(std::string_view text, std::string_view noun, int max);
+
 // "12,7,12" → {12,7}: command-line order kept, duplicates dropped, every id > 0.
 std::vector<int> parse_pid_list(std::string_view text);
 

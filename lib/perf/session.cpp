@@ -354,6 +354,9 @@ void Session::open_device(Device& d) {
 
 void Session::install_filter(Device& d, size_t e, int fd, const std::string& what) {
     EventSpec& spec = d.plan.events[e];
+    // Every instance gets the program, or the run stops: never sample unfiltered (SPEC §1.9).
+    if (spec.bpf_prog >= 0 && ::ioctl(fd, PERF_EVENT_IOC_SET_BPF, spec.bpf_prog) != 0)
+        throw Error::sys(errno, what + ": attaching the eBPF filter (PERF_EVENT_IOC_SET_BPF)");
     if (spec.filter.empty() || d.user_filters[e]) return;
     if (::ioctl(fd, PERF_EVENT_IOC_SET_FILTER, spec.filter.c_str()) == 0) return;
     const int err = errno;

@@ -8,11 +8,13 @@ workload in the same test.
 import os
 import re
 import shutil
+import signal
 import subprocess
+import time
 
 import pytest
 
-from conftest import assert_not_crashed, run, skip_or_fail
+from conftest import Bg, assert_not_crashed, run, skip_or_fail
 
 LINE_RE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6} +(.{1,16}) +(\d+) \[(\d{3})\] +\d+\.\d{6}: "
                      r"profile: (\d+) (cpu-clock|cpu-cycles)$")
@@ -114,12 +116,107 @@ def test_than_prints_busy_not_idle(perf_prof, workload):
     assert out == ""
 
 
+def sample_tids(out):
+    """The tid of every per-sample line; any other line fails the test."""
+    tids = []
+    for l in out.splitlines():
+        m = LINE_RE.match(l)
+        assert m, "not a sample line: %r" % l
+        tids.append(int(m.group(2)))
+    return tids
+
+
+def profile_spin(perf_prof, workload, args, ms=500, prefix=()):
+    """profile -F 200 ARGS -- [PREFIX] spin MS: the samples' tids, after exit 0 with no stderr."""
+    rc, out, err = run([perf_prof, "profile", "-F", "200"] + args + ["--"] + list(prefix) +
+                       [workload("spin"), str(ms)], timeout=30)
+    assert_not_crashed(rc)
+    assert rc == 0 and err == "", (rc, err)
+    return sample_tids(out)
+
+
+def test_exclude_pid_drops_that_process_only(perf_prof, workload):
+    """Two spinning processes, the whole machine sampled for about a second: --exclude_pid A
+    keeps none of A's samples and all of B's; without it both are there."""
+    a = Bg([workload("spin"), "4000"])
+    b = Bg([workload("spin"), "4000"])
+    try:
+        seen = {}
+        for args in ([], ["--exclude_pid", str(a.pid)]):
+            p = Bg([perf_prof, "profile", "-F", "200"] + args)
+            time.sleep(1.2)
+            p.send(signal.SIGINT)
+            rc, out, err = p.finish(timeout=15)
+            assert rc == 0 and err == "", (rc, err)
+            tids = sample_tids(out)
+            seen[bool(args)] = (tids.count(a.pid), tids.count(b.pid))
+        # ~1 s at 200 Hz of a task that never sleeps: ~200 samples (less when both CPUs are shared).
+        assert seen[False][0] > 50 and seen[False][1] > 50, seen
+        assert seen[True][0] == 0 and seen[True][1] > 50, seen
+    finally:
+        a.kill()
+        b.kill()
+
+
+def test_prio_and_sched_policy(perf_prof, workload):
+    """spin runs at the normal priority 120, or under `chrt -f 10` (SCHED_FIFO, prio 89)."""
+    assert len(profile_spin(perf_prof, workload, ["--prio", "120"])) > 50
+    assert len(profile_spin(perf_prof, workload, ["--prio", "100-119,121-139"])) == 0
+    assert profile_spin(perf_prof, workload, ["--prio", "0-99"]) == []
+    assert len(profile_spin(perf_prof, workload, ["--sched_policy", "0"])) > 50
+    assert profile_spin(perf_prof, workload, ["--sched_policy", "1"]) == []
+    chrt = shutil.which("chrt")
+    if not chrt:
+        skip_or_fail("chrt (util-linux) not installed")
+    fifo = [chrt, "-f", "10"]
+    assert len(profile_spin(perf_prof, workload, ["--prio", "89"], 300, fifo)) > 20
+    assert len(profile_spin(perf_prof, workload, ["--prio", "0-99", "--sched_policy", "1"], 300, fifo)) > 20
+    # Only chrt itself, before it switches to SCHED_FIFO (well under one 5 ms period), is at 120.
+    assert len(profile_spin(perf_prof, workload, ["--prio", "120"], 300, fifo)) <= 2
+
+
+def test_nr_running(perf_prof, workload):
+    """The sampled CPU's run queue holds at least the running spin itself."""
+    assert profile_spin(perf_prof, workload, ["--nr_running_min", "1000"]) == []
+    assert profile_spin(perf_prof, workload, ["--nr_running_max", "0"]) == []
+    assert len(profile_spin(perf_prof, workload, ["--nr_running_min", "1", "--nr_running_max", "1000"])) > 50
+
+
+def test_irqs_disabled_and_tif_need_resched(perf_prof, workload):
+    """A user-space loop always runs with interrupts enabled, and the cpu-clock timer cannot
+    fire where they are disabled: --irqs_disabled keeps none of its samples, =0 all of them.
+    TIF_NEED_RESCHED is set only briefly before a preemption: =0 keeps nearly every sample."""
+    assert profile_spin(perf_prof, workload, ["--irqs_disabled"]) == []
+    on = profile_spin(perf_prof, workload, ["--irqs_disabled=0"])
+    assert len(on) > 50
+    profile_spin(perf_prof, workload, ["--tif_need_resched"])
+    assert len(profile_spin(perf_prof, workload, ["--tif_need_resched=0"])) > 50
+
+
+def test_nested_in_trace(perf_prof, workload):
+    """profile as a nested event of trace (SPEC §2.8): trace prints the child's sample lines."""
+    rc, out, err = run([perf_prof, "trace", "-e", "profile/-F 200 --prio 120/", "--", workload("spin"), "500"],
+                       timeout=30)
+    assert_not_crashed(rc)
+    assert rc == 0 and err == "", err
+    tids = sample_tids(out)
+    assert len(tids) > 50
+
+
 @pytest.mark.parametrize("args, msg", [
     ([], "-F freq is required"),
     (["-F", "0"], "-F freq is required"),
     (["-F", "100", "--exclude-user", "--exclude-kernel"], "--exclude-user and --exclude-kernel"),
     (["-F", "100", "--exclude-guest", "-G"], "--exclude-guest and --exclude-host"),
     (["-F", "100", "--than", "abc"], "than"),
+    (["-F", "100", "--prio", "140"], "prio number above 139"),
+    (["-F", "100", "--prio", "100-x"], "invalid prio list"),
+    (["-F", "100", "--prio", "120-100"], "reversed"),
+    (["-F", "100", "--exclude_pid", "abc"], "`exclude_pid' expects a numerical value"),
+    (["-F", "100", "--exclude_pid", "-3"], "`exclude_pid' must not be negative"),
+    (["-F", "100", "--irqs_disabled=2"], "`irqs_disabled' takes 0 or 1"),
+    (["-F", "100", "--sched_policy", "9"], "`sched_policy' must be at most 7"),
+    (["-F", "100", "--nr_running_min", "1x"], "`nr_running_min' expects a numerical value"),
 ])
 def test_bad_input(perf_prof, args, msg):
     rc, out, err = run([perf_prof, "profile"] + args + ["--", "true"], timeout=30)

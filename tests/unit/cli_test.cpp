@@ -291,6 +291,40 @@ TEST(Parse, BadValues) {
     EXPECT_EQ(usage_error({"-C", "x"}), "invalid CPU list 'x': bad item 'x' (see 'perf-prof -h')");
 }
 
+// eBPF filters (SPEC §1.9); before the profiler word every option is allowed.
+TEST(Parse, EbpfFilters) {
+    Parsed p = P({"--irqs_disabled", "--tif_need_resched=0", "--exclude_pid", "0x10", "--nr_running_min", "2",
+                  "--prio", "120,0-2", "--sched_policy", "6", "tr"});
+    EXPECT_EQ(p.opt.ebpf.irqs_disabled, 1);
+    EXPECT_EQ(p.opt.ebpf.tif_need_resched, 0);
+    EXPECT_EQ(p.opt.ebpf.exclude_pid, 16u);
+    EXPECT_EQ(p.opt.ebpf.nr_running_min, 2u);
+    EXPECT_FALSE(p.opt.ebpf.nr_running_max);
+    EXPECT_EQ(p.opt.ebpf.prio, (std::vector<int>{0, 1, 2, 120}));
+    EXPECT_EQ(p.opt.ebpf.sched_policy, 6);
+    EXPECT_TRUE(p.opt.ebpf.any());
+    EXPECT_FALSE(P({"tr"}).opt.ebpf.any());
+    EXPECT_EQ(P({"--irqs_disabled=1", "--tif_need_resched", "tr"}).opt.ebpf.tif_need_resched, 1);
+    // The optional value is only ever attached: a separate word is not taken.
+    EXPECT_EQ(P({"--irqs_disabled", "tr", "0"}).opt.workload, (Words{"0"}));
+
+    EXPECT_EQ(usage_error({"--irqs_disabled=yes", "tr"}),
+              "option `irqs_disabled' takes 0 or 1, not 'yes' (see 'perf-prof tr -h')");
+    EXPECT_EQ(usage_error({"--prio", "0-140", "tr"}),
+              "invalid prio list '0-140': prio number above 139 in '0-140' (see 'perf-prof tr -h')");
+    EXPECT_EQ(usage_error({"--exclude_pid", "12ab", "tr"}),
+              "option `exclude_pid' expects a numerical value (see 'perf-prof tr -h')");
+    EXPECT_EQ(usage_error({"--exclude_pid", "4294967296", "tr"}),
+              "option `exclude_pid' must be at most 2147483647 (see 'perf-prof tr -h')");
+    EXPECT_EQ(usage_error({"--sched_policy", "4", "tr"}),
+              "option `sched_policy': 4 is not a scheduling policy (see 'perf-prof tr -h')");
+    EXPECT_EQ(usage_error({"--nr_running_max", "-1", "tr"}),
+              "option `nr_running_max' must not be negative (see 'perf-prof tr -h')");
+    // Only profile lists them.
+    EXPECT_EQ(usage_error({"tr", "--prio", "1"}),
+              "option `prio' is not usable with tr (see 'perf-prof tr -h')");
+}
+
 TEST(Parse, MissingValue) {
     EXPECT_EQ(usage_error({"sig", "-C"}), "option `cpus' requires a value (see 'perf-prof sig -h')");
     EXPECT_EQ(usage_error({"sig", "-gC"}), "option `cpus' requires a value (see 'perf-prof sig -h')");

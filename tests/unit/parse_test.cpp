@@ -32,6 +32,18 @@ bool starts_with(const std::string& s, const std::string& prefix) {
 
 }  // namespace
 
+// ---- parse_id_list ----
+
+TEST(ParseIdList, OtherIdsSameSyntax) {
+    EXPECT_EQ(parse_id_list("120,0-2,1", "prio", 139), (std::vector<int>{0, 1, 2, 120}));
+    EXPECT_EQ(parse_id_list("139", "prio", 139), (std::vector<int>{139}));
+    EXPECT_EQ(usage_error([] { parse_id_list("140", "prio", 139); }),
+              "invalid prio list '140': prio number above 139 in '140'");
+    EXPECT_EQ(usage_error([] { parse_id_list("", "prio", 139); }), "invalid prio list '': empty");
+    EXPECT_EQ(usage_error([] { parse_id_list("1,,2", "prio", 139); }),
+              "invalid prio list '1,,2': empty item");
+}
+
 // ---- parse_cpu_list ----
 
 TEST(ParseCpuList, Single) {
