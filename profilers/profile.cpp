@@ -16,6 +16,7 @@
 #include "output/event_line.h"
 #include "perf-prof/error.h"
 #include "perf-prof/profiler.h"
+#include "perf/tsc.h"
 #include "stack/flame_graph.h"
 #include "stack/stack_printer.h"
 
@@ -29,8 +30,14 @@ bool in_vm() {
     return __get_cpuid(1, &a, &b, &c, &d) && (c & (1u << 31));
 }
 
-// Whether this machine can sample CPU cycles at all (no PMU in many VMs): tried once, silently.
-bool cycles_available(const perf_event_attr& want) {
+// CPUID leaf 0 vendor "GenuineIntel".
+bool intel() {
+    unsigned a, b, c, d;
+    return __get_cpuid(0, &a, &b, &c, &d) && b == 0x756e6547 && d == 0x49656e69 && c == 0x6c65746e;
+}
+
+// Whether the PMU opens this hardware event (none in many VMs): tried once, silently.
+bool hardware_opens(const perf_event_attr& want) {
     perf_event_attr a = want;
     a.disabled = 1;
     core::Fd fd(static_cast<int>(syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC)));
@@ -53,32 +60,20 @@ public:
 
         EventSpec ev;
         ev.sys = "profile";
-        ev.name = "cpu-clock";
         ev.kind = EventKind::Other;
         perf_event_attr& a = ev.attr;
         a.size = sizeof(a);
-        a.freq = 1;
-        a.sample_freq = freq_;
         a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_READ;
         a.read_format = 0;  // the READ value is the running counter
         a.exclude_user = opt.exclude_user;
         a.exclude_kernel = opt.exclude_kernel;
         a.exclude_guest = opt.exclude_guest;
         a.exclude_host = opt.exclude_host;
-        // A hardware PMU's cycles on hosts; in VMs (and wherever cycles cannot be opened) the
-        // software cpu-clock, which does not count idle time. No message either way.
-        a.type = PERF_TYPE_HARDWARE;
-        a.config = PERF_COUNT_HW_CPU_CYCLES;
-        if (in_vm() || !cycles_available(a)) {
-            a.type = PERF_TYPE_SOFTWARE;
-            a.config = PERF_COUNT_SW_CPU_CLOCK;
-            a.exclude_idle = 1;
-        } else {
-            ev.name = "cpu-cycles";
-        }
+        ev.name = choose_event(a, opt.verbose);
         if (opt.verbose > 0)
             std::fprintf(ctx_.out(), "profile: sampling %s at %llu Hz\n", ev.name.c_str(),
                          static_cast<unsigned long long>(freq_));
+        suffix_ = " " + ev.name + "\n";
         // Stacks: kernel and user halves by default (SPEC §4.2).
         if (opt.call_graph) {
             const bool kernel = opt.kernel_callchain.value_or(true) && !opt.exclude_kernel;
@@ -106,6 +101,34 @@ public:
         p.pages = opt.call_graph ? 32 : 8;
         p.per_event_wakeup = false;
         return p;
+    }
+
+    // SPEC §4.2: on Intel hosts whose TSC frequency is known, reference cycles at the fixed
+    // period that makes F samples a second of a busy CPU; elsewhere on hosts, cycles at F;
+    // in VMs (and wherever the PMU refuses) the software cpu-clock, which skips idle time.
+    // Hardware is probed with a throw-away event: no message either way.
+    std::string choose_event(perf_event_attr& a, int verbose) {
+        if (!in_vm()) {
+            a.type = PERF_TYPE_HARDWARE;
+            if (const uint64_t khz = intel() ? perf::tsc_khz() : 0) {
+                if (verbose > 0)
+                    std::fprintf(ctx_.out(), "tsc_khz = %llu\n", static_cast<unsigned long long>(khz));
+                a.config = PERF_COUNT_HW_REF_CPU_CYCLES;
+                a.freq = 0;
+                a.sample_period = khz * 1000 / freq_;
+                if (a.sample_period && hardware_opens(a)) return "ref-cycles";
+            }
+            a.config = PERF_COUNT_HW_CPU_CYCLES;
+            a.freq = 1;
+            a.sample_freq = freq_;
+            if (hardware_opens(a)) return "cpu-cycles";
+        }
+        a.type = PERF_TYPE_SOFTWARE;
+        a.config = PERF_COUNT_SW_CPU_CLOCK;
+        a.freq = 1;
+        a.sample_freq = freq_;
+        a.exclude_idle = 1;
+        return "cpu-clock";
     }
 
     void sample(const Sample& s) noexcept override {
@@ -159,7 +182,7 @@ private:
             output::append_line_head(ctx_, s.time, s.tid, s.cpu, {}, 0, line_);
             line_ += "profile: ";
             core::append_uint(line_, delta, 0);
-            line_ += s.event->attr.type == PERF_TYPE_HARDWARE ? " cpu-cycles\n" : " cpu-clock\n";
+            line_ += suffix_;
             std::fwrite(line_.data(), 1, line_.size(), out);
         }
         if (!s.callchain || !printer_) return;
@@ -179,6 +202,7 @@ private:
     uint64_t freq_ = 0, min_count_ = 0;
     std::vector<Instance> state_;
     std::string line_;
+    std::string suffix_;  // " cpu-clock\n": the sampled event's name ends each line
     std::unique_ptr<stack::Printer> printer_;
     std::unique_ptr<stack::FlameGraph> flame_;
     std::unique_ptr<filter::BpfFilter> bpf_;  // outlives the events it is attached to

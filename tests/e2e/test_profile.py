@@ -17,7 +17,7 @@ import pytest
 from conftest import Bg, assert_not_crashed, run, skip_or_fail
 
 LINE_RE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6} +(.{1,16}) +(\d+) \[(\d{3})\] +\d+\.\d{6}: "
-                     r"profile: (\d+) (cpu-clock|cpu-cycles)$")
+                     r"profile: (\d+) (cpu-clock|cpu-cycles|ref-cycles)$")
 
 
 def folded_counts(path):
