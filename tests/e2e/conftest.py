@@ -425,4 +425,17 @@ def mountpoints(fstype=None):
 
 __all__ = ["run", "Bg", "require_root", "skip_or_fail", "parse_signal_line", "parse_signal_lines",
            "signal_events_in", "check_wall_clock", "assert_not_crashed", "ENABLED_RE",
-           "USAGE_SELF_RE", "WALL_RE", "mountpoints", "signal_process"]
+           "USAGE_SELF_RE", "WALL_RE", "mountpoints", "signal_process", "perf_event_cgroup_mount"]
+
+
+def perf_event_cgroup_mount():
+    """The hierarchy perf-prof uses: a v1 perf_event controller, else the v2 unified one."""
+    v2 = None
+    with open("/proc/mounts") as f:
+        for line in f:
+            dev, mnt, fstype, opts = line.split()[:4]
+            if fstype == "cgroup" and "perf_event" in opts.split(","):
+                return mnt
+            if fstype == "cgroup2" and v2 is None:
+                v2 = mnt
+    return v2

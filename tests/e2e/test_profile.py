@@ -6,6 +6,7 @@ workload in the same test.
 """
 
 import os
+import random
 import re
 import shutil
 import signal
@@ -14,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import Bg, assert_not_crashed, run, skip_or_fail
+from conftest import Bg, assert_not_crashed, perf_event_cgroup_mount, run, skip_or_fail
 
 LINE_RE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6} +(.{1,16}) +(\d+) \[(\d{3})\] +\d+\.\d{6}: "
                      r"profile: (\d+) (cpu-clock|cpu-cycles|ref-cycles)$")
@@ -133,6 +134,38 @@ def profile_spin(perf_prof, workload, args, ms=500, prefix=()):
     assert_not_crashed(rc)
     assert rc == 0 and err == "", (rc, err)
     return sample_tids(out)
+
+
+def test_attach_pid_cpu_cgroup(perf_prof, workload, needs_root):
+    """Two spinning processes, A inside a fresh cgroup: -p A, --cgroups and -C 1 keep only
+    what they attach to (-N 40 ends each run)."""
+    a = Bg([workload("spin"), "6000"])
+    b = Bg([workload("spin"), "6000"])
+    mount = perf_event_cgroup_mount()
+    cg = os.path.join(mount, "pp_test_%06x" % random.getrandbits(24)) if mount else None
+    try:
+        def samples(args):
+            rc, out, err = run([perf_prof, "profile", "-F", "200", "-N", "40"] + args, timeout=20)
+            assert_not_crashed(rc)
+            assert rc == 0 and err == "", (args, rc, err)
+            lines = [LINE_RE.match(l) for l in out.splitlines()]
+            assert len(lines) == 40 and all(lines), out
+            return lines
+
+        assert {int(m.group(2)) for m in samples(["-p", str(a.pid)])} == {a.pid}
+        assert {int(m.group(2)) for m in samples(["-t", str(b.pid)])} == {b.pid}
+        assert {m.group(3) for m in samples(["-C", "1"])} == {"001"}
+        if cg is None:
+            pytest.skip("no cgroup hierarchy is mounted")
+        os.mkdir(cg)
+        with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+            f.write(str(a.pid))
+        assert {int(m.group(2)) for m in samples(["--cgroups", os.path.basename(cg)])} == {a.pid}
+    finally:
+        a.kill()
+        b.kill()
+        if cg and os.path.isdir(cg):
+            os.rmdir(cg)
 
 
 def test_exclude_pid_drops_that_process_only(perf_prof, workload):

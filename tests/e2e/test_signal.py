@@ -17,7 +17,7 @@ import time
 import pytest
 
 from conftest import (Bg, USAGE_SELF_RE, assert_not_crashed, check_wall_clock,
-                      mountpoints, parse_signal_lines, signal_events_in)
+                      mountpoints, parse_signal_lines, perf_event_cgroup_mount, signal_events_in)
 
 N = 50
 SIGUSR1, SIGUSR2 = 10, 12
@@ -343,19 +343,6 @@ def test_mounts_tracefs_when_unmounted(pp, needs_root, workload):
 
 
 # --------------------------------------------------------------------------- --cgroups
-
-def perf_event_cgroup_mount():
-    """The hierarchy perf-prof uses: a v1 perf_event controller, else the v2 unified one."""
-    v2 = None
-    with open("/proc/mounts") as f:
-        for line in f:
-            dev, mnt, fstype, opts = line.split()[:4]
-            if fstype == "cgroup" and "perf_event" in opts.split(","):
-                return mnt
-            if fstype == "cgroup2" and v2 is None:
-                v2 = mnt
-    return v2
-
 
 @pytest.mark.parametrize("by_regex", [False, True], ids=["name", "regex"])
 def test_cgroups_only_tasks_inside(pp, needs_root, workload, by_regex):
