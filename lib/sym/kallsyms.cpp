@@ -1,10 +1,13 @@
 // Kernel symbols (SPEC §5.2): every `ADDR TYPE NAME [MODULE]` line, sorted by address then
-// name, names packed into one buffer.
+// name. /proc/kallsyms is ~5 MB of text: it is read into one mapping made resident a chunk at a
+// time (a page fault costs ~10 us in some VMs, one madvise per megabyte much less), and the
+// names stay where they are, NUL-terminated in place; the table points into it.
 #include "sym/kallsyms.h"
 
 #include "core/text.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -13,7 +16,7 @@
 #include <cstdio>
 #include <cstring>
 #include <mutex>
-#include <numeric>
+#include <new>
 
 namespace perfprof::sym {
 
@@ -43,9 +46,71 @@ bool kernel_older_than_5_5() {
     return major < 5 || (major == 5 && minor < 5);
 }
 
+// An anonymous mapping of `len` bytes (address space only: pages come on use or populate()).
+char* map_anon(size_t len) {
+    void* p =
+        ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? nullptr : static_cast<char*>(p);
+}
+
+// Makes [p, p+len) resident in one call; the pages fault in one by one where this fails.
+void populate(char* p, size_t len) {
+#ifdef MADV_POPULATE_WRITE
+    const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+    const uintptr_t b = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
+    const uintptr_t e = (reinterpret_cast<uintptr_t>(p) + len + page - 1) & ~(page - 1);
+    ::madvise(reinterpret_cast<void*>(b), e - b, MADV_POPULATE_WRITE);  // EINVAL before 5.14
+#else
+    (void)p;
+    (void)len;
+#endif
+}
+
+constexpr size_t kTextMax = size_t(1) << 30;  // address space reserved for the file
+constexpr size_t kChunk = size_t(1) << 20;
+
+bool blank(char c) {
+    return c == ' ' || c == '\t' || c == '\r';
+}
+
+// The next blank-separated field of [p, end), advancing p past it.
+std::string_view field(char*& p, char* end) {
+    while (p < end && blank(*p)) ++p;
+    char* b = p;
+    while (p < end && !blank(*p)) ++p;
+    return std::string_view(b, static_cast<size_t>(p - b));
+}
+
+// `ADDR TYPE NAME [MODULE]`: the address, and where the name starts and ends.
+bool parse_line(char* line, char* end, uint64_t& addr, char*& name, char*& name_end) {
+    char* p = line;
+    const std::string_view a = field(p, end), type = field(p, end);
+    const std::string_view n = field(p, end);
+    if (type.empty() || n.empty() || !core::parse_hex(a, addr)) return false;
+    name = const_cast<char*>(n.data());
+    name_end = name + n.size();
+    return true;
+}
+
+}  // namespace
+
+Kallsyms::~Kallsyms() {
+    if (text_.p) ::munmap(text_.p, text_.len);
+    if (table_.p) ::munmap(table_.p, table_.len);
+}
+
+Kallsyms::Kallsyms(const std::string& text) {
+    text_.len = text.size() + 1;
+    text_.p = map_anon(text_.len);
+    if (!text_.p) throw std::bad_alloc();
+    std::memcpy(text_.p, text.data(), text.size());
+    text_len_ = text.size();
+    index();
+}
+
 // §5.2: before 5.5 JIT-ed BPF programs only appear in kallsyms with bpf_jit_kallsyms on; turn it
 // on for the read when the JIT is enabled, and put the old value back.
-std::string read_kallsyms() {
+void Kallsyms::load_file(const char* path) {
     static const char kEnable[] = "/proc/sys/net/core/bpf_jit_enable";
     static const char kKallsyms[] = "/proc/sys/net/core/bpf_jit_kallsyms";
     bool toggled = false;
@@ -58,58 +123,77 @@ std::string read_kallsyms() {
             toggled = true;
         }
     }
-    std::string text = core::read_file_or_empty("/proc/kallsyms");
+    text_.len = kTextMax;
+    text_.p = map_anon(text_.len);
+    const int fd = text_.p ? ::open(path, O_RDONLY | O_CLOEXEC) : -1;
+    if (fd >= 0) {
+        size_t populated = 0;
+        while (text_len_ + 1 < text_.len) {
+            if (text_len_ + kChunk > populated && populated < text_.len) {
+                const size_t n = std::min(kChunk, text_.len - populated);
+                populate(text_.p + populated, n);
+                populated += n;
+            }
+            const size_t want = std::min(kChunk, text_.len - 1 - text_len_);
+            const ssize_t n = ::read(fd, text_.p + text_len_, want);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) break;
+            text_len_ += static_cast<size_t>(n);
+        }
+        ::close(fd);
+    }
     if (toggled) write_sysctl(kKallsyms, old);
-    return text;
+    index();
 }
 
-}  // namespace
-
-Kallsyms::Kallsyms(const std::string& text) {
-    std::vector<uint64_t> addrs;
-    std::vector<uint32_t> offs;
-    std::string names;
-    std::string_view all(text);
-    size_t p = 0;
-    while (p < all.size()) {
-        std::string_view line = core::next_line(all, p);
-        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-        size_t pos = 0;
-        std::string_view a = core::next_field(line, pos), type = core::next_field(line, pos),
-                         name = core::next_field(line, pos);
+void Kallsyms::index() {
+    if (!text_.p) return;
+    char* p = text_.p;
+    char* const end = p + text_len_;
+    // Address space for the shortest possible lines ("0 t x\n"), made resident as it fills.
+    const size_t cap = text_len_ / 6 + 1;
+    table_.len = cap * sizeof(Entry);
+    table_.p = map_anon(table_.len);
+    if (!table_.p) throw std::bad_alloc();
+    auto* e = reinterpret_cast<Entry*>(table_.p);
+    size_t populated = 0;
+    while (p < end) {
+        char* nl = static_cast<char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+        char* line_end = nl ? nl : end;
         uint64_t addr;
-        if (type.empty() || name.empty() || !core::parse_hex(a, addr)) continue;
-        if (names.size() + name.size() + 1 > UINT32_MAX) break;
-        addrs.push_back(addr);
-        offs.push_back(static_cast<uint32_t>(names.size()));
-        names.append(name);
-        names.push_back('\0');
+        char *name, *name_end;
+        if (parse_line(p, line_end, addr, name, name_end) && n_ < cap) {
+            *name_end = '\0';  // over a blank or the newline; the mapping has a byte past the text
+            if ((n_ + 1) * sizeof(Entry) > populated) {
+                const size_t n = std::min(kChunk, table_.len - populated);
+                populate(table_.p + populated, n);
+                populated += n;
+            }
+            e[n_++] = {addr, name};
+        }
+        p = nl ? nl + 1 : end;
     }
-    std::vector<uint32_t> idx(addrs.size());
-    std::iota(idx.begin(), idx.end(), 0u);
-    std::sort(idx.begin(), idx.end(), [&](uint32_t x, uint32_t y) {
-        if (addrs[x] != addrs[y]) return addrs[x] < addrs[y];
-        return std::strcmp(names.data() + offs[x], names.data() + offs[y]) < 0;
-    });
-    addrs_.reserve(idx.size());
-    name_off_.reserve(idx.size());
-    names_.reserve(names.size());
-    for (uint32_t i : idx) {
-        addrs_.push_back(addrs[i]);
-        name_off_.push_back(static_cast<uint32_t>(names_.size()));
-        names_.append(names.data() + offs[i]);
-        names_.push_back('\0');
-    }
+    // Core kernel symbols come sorted; modules, BPF and trampolines follow in their own order.
+    auto less = [](const Entry& x, const Entry& y) {
+        if (x.addr != y.addr) return x.addr < y.addr;
+        return std::strcmp(x.name, y.name) < 0;
+    };
+    Entry* sorted_end = std::is_sorted_until(e, e + n_, less);
+    std::sort(sorted_end, e + n_, less);
+    std::inplace_merge(e, sorted_end, e + n_, less);
 }
 
 const char* Kallsyms::find(uint64_t addr, uint64_t* offset) const {
-    auto it = std::upper_bound(addrs_.begin(), addrs_.end(), addr);
-    if (it == addrs_.begin()) return nullptr;
-    size_t i = static_cast<size_t>(it - addrs_.begin()) - 1;
+    const auto* e = reinterpret_cast<const Entry*>(table_.p);
+    if (!e) return nullptr;
+    const Entry* it =
+        std::upper_bound(e, e + n_, addr, [](uint64_t a, const Entry& x) { return a < x.addr; });
+    if (it == e) return nullptr;
+    size_t i = static_cast<size_t>(it - e) - 1;
     // Of several names at one address, the first in name order (sorted by address, then name).
-    while (i > 0 && addrs_[i - 1] == addrs_[i]) --i;
-    if (offset) *offset = addr - addrs_[i];
-    return names_.data() + name_off_[i];
+    while (i > 0 && e[i - 1].addr == e[i].addr) --i;
+    if (offset) *offset = addr - e[i].addr;
+    return e[i].name;
 }
 
 std::shared_ptr<Kallsyms> Kallsyms::get() {
@@ -117,11 +201,11 @@ std::shared_ptr<Kallsyms> Kallsyms::get() {
     static std::weak_ptr<Kallsyms> shared;
     std::lock_guard<std::mutex> lock(mu);
     if (auto sp = shared.lock()) return sp;
-    std::shared_ptr<Kallsyms> sp;
+    std::shared_ptr<Kallsyms> sp(new Kallsyms());
     try {
-        sp = std::make_shared<Kallsyms>(read_kallsyms());
+        sp->load_file("/proc/kallsyms");
     } catch (...) {
-        sp = std::make_shared<Kallsyms>(std::string());
+        sp.reset(new Kallsyms());
     }
     shared = sp;
     return sp;
