@@ -81,6 +81,23 @@ std::string_view field(char*& p, char* end) {
     return std::string_view(b, static_cast<size_t>(p - b));
 }
 
+// Sixteen hex digits (a 64-bit kernel's addresses are printed so).
+bool hex16(const char* p, uint64_t& v) {
+    v = 0;
+    for (int i = 0; i < 16; ++i) {
+        const unsigned c = static_cast<unsigned char>(p[i]);
+        unsigned d;
+        if (c - '0' < 10)
+            d = c - '0';
+        else if ((c | 0x20) - 'a' < 6)
+            d = (c | 0x20) - 'a' + 10;
+        else
+            return false;
+        v = v << 4 | d;
+    }
+    return true;
+}
+
 // `ADDR TYPE NAME [MODULE]`: the address, and where the name starts and ends.
 bool parse_line(char* line, char* end, uint64_t& addr, char*& name, char*& name_end) {
     char* p = line;
@@ -158,11 +175,27 @@ void Kallsyms::index() {
     auto* e = reinterpret_cast<Entry*>(table_.p);
     size_t populated = 0;
     while (p < end) {
-        char* nl = static_cast<char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
-        char* line_end = nl ? nl : end;
         uint64_t addr;
-        char *name, *name_end;
-        if (parse_line(p, line_end, addr, name, name_end) && n_ < cap) {
+        char *name, *name_end, *next;
+        bool ok;
+        if (end - p > 19 && p[16] == ' ' && p[18] == ' ' && static_cast<unsigned char>(p[19]) > ' ' &&
+            hex16(p, addr)) {
+            // The kernel's own "%016lx %c %s[\t[module]]\n": no search for the line's end first.
+            name = p + 19;
+            name_end = name;
+            while (name_end<end&& static_cast<unsigned char>(*name_end)> ' ') ++name_end;
+            ok = name_end > name;
+            next = name_end < end && *name_end == '\n' ? name_end + 1 : nullptr;
+        } else {
+            char* nl = static_cast<char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+            ok = parse_line(p, nl ? nl : end, addr, name, name_end);
+            next = nl ? nl + 1 : end;
+        }
+        if (!next) {
+            char* nl = static_cast<char*>(std::memchr(name_end, '\n', static_cast<size_t>(end - name_end)));
+            next = nl ? nl + 1 : end;
+        }
+        if (ok && n_ < cap) {
             *name_end = '\0';  // over a blank or the newline; the mapping has a byte past the text
             if ((n_ + 1) * sizeof(Entry) > populated) {
                 const size_t n = std::min(kChunk, table_.len - populated);
@@ -171,7 +204,7 @@ void Kallsyms::index() {
             }
             e[n_++] = {addr, name};
         }
-        p = nl ? nl + 1 : end;
+        p = next;
     }
     // Core kernel symbols come sorted; modules, BPF and trampolines follow in their own order.
     auto less = [](const Entry& x, const Entry& y) {
