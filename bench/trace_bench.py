@@ -32,97 +32,18 @@ import argparse
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 
+from benchproc import (Proc, may_profile_system, ncpus, perf_record_lost, perfprof_lost, private_perf_prof,
+                       run_bench, stderr_problems, wait_ready)
+
 TRACE_EVENT = "sched:sched_switch"
-started = []  # every process this script started and has not reaped yet
 
 
 # ---------------------------------------------------------------- processes
-
-
-class Proc:
-    """A started process; stop() interrupts it and returns its wait4 rusage."""
-
-    def __init__(self, cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
-        self.cmd = cmd
-        self.p = subprocess.Popen(cmd, stdout=stdout, stderr=stderr)
-        self.pid = self.p.pid
-        self.status = None
-        self.rusage = None
-        started.append(self)
-
-    def poll(self):
-        if self.status is None:
-            pid, status, ru = os.wait4(self.pid, os.WNOHANG)
-            if pid:
-                self._reaped(status, ru)
-        return self.status
-
-    def _reaped(self, status, ru):
-        self.status, self.rusage = status, ru
-        self.p.returncode = os.waitstatus_to_exitcode(status)  # keep Popen from waiting again
-        if self in started:
-            started.remove(self)
-
-    def stop(self, sig=signal.SIGINT, timeout=30.0):
-        if self.poll() is None:
-            self.p.send_signal(sig)
-            deadline = time.monotonic() + timeout
-            while self.poll() is None:
-                if time.monotonic() > deadline:
-                    self.p.kill()
-                    _, status, ru = os.wait4(self.pid, 0)
-                    self._reaped(status, ru)
-                    raise RuntimeError(f"{self.cmd[0]} did not stop within {timeout}s of SIGINT")
-                time.sleep(0.02)
-        return self.rusage
-
-    def cpu_s(self):
-        return self.rusage.ru_utime + self.rusage.ru_stime
-
-    def rss_mb(self):
-        return self.rusage.ru_maxrss / 1024.0
-
-
-def kill_started():
-    for p in list(started):
-        try:
-            p.p.kill()
-            p.p.wait(timeout=5)
-        except Exception:
-            pass
-        started.remove(p)
-
-
-def perf_event_fds(pid):
-    n = 0
-    try:
-        for fd in os.listdir(f"/proc/{pid}/fd"):
-            try:
-                if os.readlink(f"/proc/{pid}/fd/{fd}") == "anon_inode:[perf_event]":
-                    n += 1
-            except OSError:
-                pass
-    except OSError:
-        pass
-    return n
-
-
-def wait_ready(proc, want_fds, settle, timeout=10.0):
-    """Wait until `proc` holds `want_fds` perf event fds, then `settle` more seconds (enable)."""
-    deadline = time.monotonic() + timeout
-    while perf_event_fds(proc.pid) < want_fds:
-        if proc.poll() is not None:
-            raise RuntimeError(f"{' '.join(proc.cmd)} exited early (status {proc.status})")
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"{' '.join(proc.cmd)} opened no perf events within {timeout}s")
-        time.sleep(0.02)
-    time.sleep(settle)
 
 
 class SwitchCounter:
@@ -177,28 +98,7 @@ def count_lines(path):
             n += b.count(b"\n")
 
 
-def perfprof_lost(err_path):
-    """perf-prof prints "... lost N events (total)" (cumulative) at most once a second."""
-    lost = 0
-    with open(err_path, errors="replace") as f:
-        for line in f:
-            m = re.search(r"lost (\d+) events \(total\)", line)
-            if m:
-                lost = max(lost, int(m.group(1)))
-    return lost
-
-
-def stderr_problems(err_path):
-    """stderr lines that are not loss reports (a clean run prints nothing)."""
-    with open(err_path, errors="replace") as f:
-        return [l.rstrip() for l in f if l.strip() and "lost" not in l]
-
-
 # ---------------------------------------------------------------- measurements
-
-
-def ncpus():
-    return os.cpu_count() or 1
 
 
 def measure_untraced(args, tmp, mode):
@@ -223,12 +123,7 @@ def measure_perfprof(args, tmp, mode, to_file, tag=None, rate=None, cpus=None, s
     with open(out_path if to_file else os.devnull, "wb") as out, open(err_path, "wb") as err:
         prof = Proc([args.perf_prof, "trace", "-e", TRACE_EVENT] + args.trace_args.split(), out, err)
         try:
-            try:
-                wait_ready(prof, ncpus(), 0.3)
-            except RuntimeError as e:
-                err.flush()
-                with open(err_path, errors="replace") as f:
-                    raise RuntimeError(f"{e}; its stderr: {f.read().strip()!r}") from None
+            wait_ready(prof, ncpus(), 0.3, err_path)
             if mode:
                 load_stat = None if to_file else SwitchCounter(tmp, tag + "-load")
                 t0 = time.monotonic()
@@ -255,7 +150,7 @@ def measure_perfprof(args, tmp, mode, to_file, tag=None, rate=None, cpus=None, s
         "problems": stderr_problems(err_path),
         "out_path": out_path if to_file else None,
         "pid": prof.pid,
-        "exit": os.waitstatus_to_exitcode(prof.status),
+        "exit": prof.exit_code(),
     }
     if to_file:
         r["events"] = count_lines(out_path)
@@ -265,20 +160,6 @@ def measure_perfprof(args, tmp, mode, to_file, tag=None, rate=None, cpus=None, s
         r["events"] = None
         r["per_event_basis"] = max(occurred - lost, 1)
     return r
-
-
-def perf_record_lost(data_path, err_text):
-    """Samples lost by perf record. `perf report --stats` lists per event a "LOST_SAMPLES events:"
-    line holding the sum of the PERF_RECORD_LOST counts (the aggregated line above it counts
-    records); failing that, perf record's own "Processed N samples and lost P%!" warning."""
-    rep = subprocess.run(["perf", "report", "--stats", "-i", data_path], capture_output=True, text=True)
-    text = rep.stdout
-    i = text.find(TRACE_EVENT + " stats:")
-    if i >= 0:
-        m = re.search(r"LOST_SAMPLES events:\s+(\d+)", text[i:])
-        return int(m.group(1)) if m else 0
-    m = re.search(r"Processed (\d+) samples and lost ([\d.]+)%", err_text)
-    return round(int(m.group(1)) * float(m.group(2)) / 100) if m else 0
 
 
 def measure_perf_record(args, tmp, mode):
@@ -297,7 +178,7 @@ def measure_perf_record(args, tmp, mode):
         err_text = f.read()
     m = re.search(r"\((\d+) samples\)", err_text)
     events = int(m.group(1)) if m else 0
-    lost = perf_record_lost(data, err_text)
+    lost = perf_record_lost(data, err_text, TRACE_EVENT)
     return {
         "tool": "perf record",
         "speed": speed,
@@ -389,11 +270,7 @@ def main():
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = ap.parse_args()
 
-    try:
-        paranoid = int(open("/proc/sys/kernel/perf_event_paranoid").read())
-    except OSError:
-        paranoid = 2
-    if os.geteuid() != 0 and paranoid > -1:
+    if not may_profile_system():
         print("bench: skipped: system-wide tracing needs root or kernel.perf_event_paranoid=-1")
         return 0
     for tool in (args.perf_prof, args.load):
@@ -405,16 +282,15 @@ def main():
         return 1
 
     tmp = tempfile.mkdtemp(prefix="perfprof-bench-")
-    # Run a private copy: others may relink ./perf-prof while the bench runs.
-    shutil.copy2(args.perf_prof, os.path.join(tmp, "perf-prof"))
-    args.perf_prof = os.path.join(tmp, "perf-prof")
+    args.perf_prof = private_perf_prof(args.perf_prof, tmp)
     t_start = time.monotonic()
     print(f"bench: {ncpus()} CPUs, {args.seconds:g} s per load run, perf-prof {args.perf_prof} "
           f"trace -e {TRACE_EVENT} {args.trace_args}".rstrip())
     print(f"bench: the machine is profiled as a whole: other activity adds events and noise; "
           f"load average {os.getloadavg()[0]:.2f}")
-    untraced_same = None
-    try:
+
+    def measure():
+        untraced_same = None
         for mode in [m for m in args.modes.split(",") if m]:
             untraced = measure_untraced(args, tmp, mode)
             if mode == "same":
@@ -456,16 +332,8 @@ def main():
         print("\ntargets: <=1 us CPU per printed event, 0 lost at 320k/s, load >=95% of untraced, "
               "<1k/s self-induced when idle")
         print(f"bench: done in {time.monotonic() - t_start:.0f} s, load average {os.getloadavg()[0]:.2f}")
-    except (RuntimeError, subprocess.CalledProcessError) as e:
-        print(f"bench: error: {e}", file=sys.stderr)
-        return 1
-    finally:
-        kill_started()
-        if args.keep:
-            print(f"bench: files kept in {tmp}")
-        else:
-            shutil.rmtree(tmp, ignore_errors=True)
-    return 0
+
+    return run_bench(measure, tmp, args.keep, (RuntimeError, subprocess.CalledProcessError))
 
 
 if __name__ == "__main__":
