@@ -20,6 +20,7 @@
 #include "filter/syscall_names.h"
 #include "perf-prof/error.h"
 #include "perf/record.h"
+#include "stack/flame_graph.h"
 #include "stack/stack_printer.h"
 
 namespace perfprof::perf {
@@ -135,8 +136,8 @@ int Session::run() {
     comms_ = std::make_unique<CommTable>();
     // Symbols of a process are kept as long as its name: samples read after its exit record
     // still resolve, and a reused pid gets fresh maps.
-    comms_->forget = [](uint32_t tid) { stack::shared_syms().drop(int(tid)); };
-    comms_->on_exec = [](uint32_t pid) { stack::shared_syms().drop(int(pid)); };
+    comms_->forget = [](uint32_t tid) { stack::forget_process(tid); };
+    comms_->on_exec = [](uint32_t pid) { stack::forget_process(pid); };
     comms_->on_mmap = [](const CommTable::Mapping& m) {
         if (!(m.prot & PROT_EXEC)) return;
         sym::MapsLine l;

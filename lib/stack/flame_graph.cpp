@@ -3,17 +3,34 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <ctime>
+#include <vector>
 
 #include "perf-prof/error.h"
 #include "stack/stack_printer.h"
 
 namespace perfprof::stack {
 
+namespace {
+
+// The live flame graphs, for forget_process().
+std::vector<FlameGraph*>& graphs() {
+    static std::vector<FlameGraph*> all;
+    return all;
+}
+
+// Bounds the pending chains kept between writes (each ~100 bytes and a map node).
+constexpr size_t kMaxPending = size_t(1) << 16;
+
+}  // namespace
+
 FlameGraph::FlameGraph(const std::string& name) {
     if (name.empty()) {
         out_ = stdout;
+        graphs().push_back(this);
         return;
     }
     struct stat st {};
@@ -28,37 +45,81 @@ FlameGraph::FlameGraph(const std::string& name) {
     out_ = std::fopen(path_.c_str(), regular_ ? "we" : "ae");
     if (!out_) throw Error::sys(errno, "cannot create the flame-graph file '" + path_ + "'");
     own_ = true;
+    graphs().push_back(this);
 }
 
 FlameGraph::~FlameGraph() {
+    auto& all = graphs();
+    all.erase(std::remove(all.begin(), all.end(), this), all.end());
     if (own_ && out_) std::fclose(out_);
+}
+
+void forget_process(uint32_t tgid) {
+    shared_syms().freeze(int(tgid));
+    for (FlameGraph* g : graphs())
+        if (g->pending(tgid)) g->fold_pending();
+    shared_syms().drop(int(tgid));
 }
 
 void FlameGraph::add_callchain(Printer& p, const uint64_t* ips, uint64_t nr, uint32_t pid,
                                std::string_view root, std::string& scratch) {
-    scratch.clear();
-    if (line_per_frame()) {
-        if (!p.frame_lines(ips, nr, pid, scratch)) return;
-        if (!root.empty()) (scratch += root) += '\n';
-    } else {
-        if (!root.empty()) (scratch += root) += ';';
-        if (!p.fold(ips, nr, pid, scratch)) return;
+    printer_ = &p;
+    const uint32_t root_len = static_cast<uint32_t>(root.size());
+    scratch.resize(8 + root.size() + nr * sizeof(uint64_t));
+    char* k = scratch.data();
+    std::memcpy(k, &pid, 4);
+    std::memcpy(k + 4, &root_len, 4);
+    std::memcpy(k + 8, root.data(), root.size());
+    std::memcpy(k + 8 + root.size(), ips, nr * sizeof(uint64_t));
+    auto [it, fresh] = raw_.try_emplace(scratch, 0);
+    ++it->second;
+    if (fresh) {
+        // The first pending chain of this process: its maps are read now, while it lives.
+        if (raw_pids_.insert(pid).second) p.prepare(pid);
+        if (raw_.size() >= kMaxPending) fold_pending();
     }
-    add(scratch);
 }
 
-void FlameGraph::add(const std::string& stack) {
+void FlameGraph::fold_pending() {
+    std::vector<uint64_t> ips;
+    for (const auto& [key, n] : raw_) {
+        uint32_t pid, root_len;
+        std::memcpy(&pid, key.data(), 4);
+        std::memcpy(&root_len, key.data() + 4, 4);
+        const std::string_view root(key.data() + 8, root_len);
+        ips.resize((key.size() - 8 - root_len) / sizeof(uint64_t));
+        std::memcpy(ips.data(), key.data() + 8 + root_len, ips.size() * sizeof(uint64_t));
+        text_.clear();
+        if (line_per_frame()) {
+            if (!printer_->frame_lines(ips.data(), ips.size(), pid, text_)) continue;
+            if (!root.empty()) (text_ += root) += '\n';
+        } else {
+            if (!root.empty()) (text_ += root) += ';';
+            if (!printer_->fold(ips.data(), ips.size(), pid, text_)) continue;
+        }
+        add(text_, n);
+    }
+    raw_.clear();
+    raw_pids_.clear();
+}
+
+void FlameGraph::add(const std::string& stack, uint64_t n) {
     if (line_per_frame()) {
-        if (!stack.empty()) ++counts_[stack];
+        if (!stack.empty()) counts_[stack] += n;
         return;
     }
-    std::string key = stack;
-    if (!key.empty() && key.back() == ';') key.pop_back();
+    std::string_view key = stack;
+    if (!key.empty() && key.back() == ';') key.remove_suffix(1);
     if (key.empty()) return;
-    ++counts_[key];
+    auto it = counts_.find(std::string(key));
+    if (it != counts_.end())
+        it->second += n;
+    else
+        counts_.emplace(std::string(key), n);
 }
 
 void FlameGraph::flush(const std::string& prefix) {
+    fold_pending();
     if (line_per_frame()) {
         // Frames innermost first, then the root, then the time entries, then the count.
         std::string time = prefix;
@@ -82,6 +143,7 @@ void FlameGraph::flush(const std::string& prefix) {
 }
 
 void FlameGraph::finish(const std::string& prefix) {
+    fold_pending();
     const bool had = !counts_.empty() || wrote_;
     flush(prefix);
     if (regular_ && had) {

@@ -46,6 +46,10 @@ sym::SymsCache& shared_syms() {
     return cache;
 }
 
+void Printer::prepare(uint32_t pid) {
+    if (user_) shared_syms().touch(int(pid));
+}
+
 Printer::Printer(bool kernel, bool user) : user_(user) {
     if (kernel) ksyms_ = sym::Kallsyms::get();
 }

@@ -36,6 +36,10 @@ public:
     // "{sym}+{off:#x}\n" per frame, innermost first, kernel part then user part.
     bool frame_lines(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& out);
 
+    // Symbolization of `pid`'s chains comes later (flame graphs): its maps are read now, while
+    // it lives, if user frames are printed at all.
+    void prepare(uint32_t pid);
+
 private:
     // Frame text: symbol (+offset and file unless `bare`), or the fallback labels.
     void user_frame(uint32_t pid, uint64_t ip, std::string& out, bool bare, bool offset = true);

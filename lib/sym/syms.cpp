@@ -236,20 +236,34 @@ bool Syms::locate(uint64_t addr, Object** obj, uint64_t* obj_addr) {
     return true;
 }
 
-bool SymsCache::resolve(int tgid, uint64_t addr, Frame& out) {
-    auto maps_path = [tgid] { return "/proc/" + std::to_string(tgid) + "/maps"; };
+SymsCache::Entry& SymsCache::entry(int tgid) {
     auto [it, fresh] = map_.try_emplace(tgid);
     Entry& e = it->second;
     if (fresh) {
-        e.maps = core::read_file_or_empty(maps_path());
+        e.maps = core::read_file_or_empty("/proc/" + std::to_string(tgid) + "/maps");
         e.gens.push_back(std::make_unique<Syms>(e.maps, tgid));
     }
+    return e;
+}
+
+void SymsCache::touch(int tgid) {
+    entry(tgid);
+}
+
+void SymsCache::freeze(int tgid) {
+    auto it = map_.find(tgid);
+    if (it != map_.end()) it->second.frozen = true;
+}
+
+bool SymsCache::resolve(int tgid, uint64_t addr, Frame& out) {
+    auto maps_path = [tgid] { return "/proc/" + std::to_string(tgid) + "/maps"; };
+    Entry& e = entry(tgid);
     Syms& cur = *e.gens.back();
     if (cur.resolve(addr, out)) return true;
     // A miss in memory the maps did not know (dlopen after the first lookup): re-read once,
     // and remember pages that still miss so that, e.g., JIT code does not re-read each time.
     uint64_t page = addr >> 12;
-    if (cur.mapped(addr) || e.misses.count(page)) return false;
+    if (e.frozen || cur.mapped(addr) || e.misses.count(page)) return false;
     std::string maps = core::read_file_or_empty(maps_path());
     if (maps != e.maps && !maps.empty()) {
         e.maps = std::move(maps);
@@ -261,13 +275,8 @@ bool SymsCache::resolve(int tgid, uint64_t addr, Frame& out) {
 }
 
 void SymsCache::add_mapping(int tgid, const MapsLine& m) {
-    auto [it, fresh] = map_.try_emplace(tgid);
-    Entry& e = it->second;
-    if (fresh) {
-        // What the process has mapped so far (nothing if it is gone already), then the news.
-        e.maps = core::read_file_or_empty("/proc/" + std::to_string(tgid) + "/maps");
-        e.gens.push_back(std::make_unique<Syms>(e.maps, tgid));
-    }
+    // What the process has mapped so far (nothing if it is gone already), then the news.
+    Entry& e = entry(tgid);
     e.gens.back()->add(m);
     e.misses.clear();
 }

@@ -86,6 +86,12 @@ private:
 class SymsCache {
 public:
     bool resolve(int tgid, uint64_t addr, Frame& out);
+    // Reads the process's maps now if they are not known yet, so that its addresses still
+    // resolve after it exits (symbolization deferred to the end of a run).
+    void touch(int tgid);
+    // The process has exec'd or exited: /proc/TGID/maps no longer describes the addresses
+    // still to be resolved, so a miss does not re-read it (until drop()).
+    void freeze(int tgid);
     void drop(int tgid);
     size_t size() const;
     // A mapping reported by the kernel as it happened: the process may be gone by the time
@@ -98,7 +104,10 @@ private:
         std::string maps;                         // the text the newest Syms was built from
         std::vector<std::unique_ptr<Syms>> gens;  // older generations keep Frame pointers valid
         std::unordered_set<uint64_t> misses;      // pages that missed after a re-read
+        bool frozen = false;                      // no re-reads (freeze)
     };
+    // The process's entry, made from /proc/TGID/maps on first use.
+    Entry& entry(int tgid);
     std::unordered_map<int, Entry> map_;
 };
 

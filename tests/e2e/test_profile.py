@@ -82,6 +82,39 @@ def test_flame_graph_ratio_agrees_with_perf_record(perf_prof, workload, tmp_path
     assert abs(ours / theirs - 1) <= 0.25
 
 
+def test_flame_graph_of_processes_gone_before_the_end(perf_prof, workload, tmp_path):
+    """Chains are symbolized when the graph is written, so a process's maps must be captured
+    while it lives: hotab, started before perf-prof and exiting before it, still folds to
+    hot_a/hot_b; a python3 that spins and then execs sleep folds to python3's own functions
+    (its chains are symbolized before exec drops its symbols), not to sleep's."""
+    python = "/usr/bin/python3"
+    spin_then_exec = ("import os, time\nt = time.time()\nwhile time.time() - t < 0.6: pass\n"
+                      "os.execv('/bin/sleep', ['sleep', '0.4'])")
+    hot = Bg([workload("hotab"), "900"])
+    name = str(tmp_path / "gone")
+    p = Bg([perf_prof, "profile", "-F", "997", "-g", "--flame-graph", name])
+    try:
+        time.sleep(0.3)
+        subprocess.run([python, "-c", spin_then_exec], timeout=20, check=True)
+        hot.finish(timeout=10)
+        p.send(signal.SIGINT)
+        rc, out, err = p.finish(timeout=20)
+    finally:
+        hot.kill()
+    assert rc == 0 and err == "", (rc, err)
+    a, b, total, root_ok = folded_counts(name + ".folded")
+    assert root_ok and a > 100 and b > 30, (a, b)
+    py = {}
+    with open(name + ".folded") as f:
+        for line in f:
+            stack, n = line.rsplit(" ", 1)
+            frames = stack.split(";")
+            if frames[0].startswith("python3"):
+                for fr in frames[1:]:
+                    py[fr] = py.get(fr, 0) + int(n)
+    assert sum(n for fr, n in py.items() if fr.startswith(("_Py", "Py"))) > 100, sorted(py.items())[:20]
+
+
 def test_sample_lines_and_stacks(perf_prof, workload):
     rc, out, err = run([perf_prof, "profile", "-F", "500", "-g", "--", workload("hotab"), "500"], timeout=30)
     assert rc == 0 and err == ""

@@ -1,5 +1,6 @@
 """Session behaviour shared by every profiler, exercised through `signal`: lost-event
-accounting, SIGUSR1 log rotation, the SIGUSR2 state dump, stdin markers."""
+accounting, SIGUSR1 log rotation, the SIGUSR2 state dump, stdin markers, SIGINT in a script's
+background job."""
 import os
 import re
 import signal
@@ -100,6 +101,20 @@ def test_sigusr2_dumps_state_on_stdout(pp, needs_root):
     assert rc == 0 and err == ""
     assert re.search(r"CPU %usr \d+\.\d\d %sys \d+\.\d\d MAXRSS \d+k$", out, re.M), out
     assert "event signal:signal_generate" in out and 'comm=="pp_nothing"' in out
+
+
+def test_sigint_stops_a_background_job_of_a_script(pp, needs_root, tmp_path):
+    """`cmd &` in a shell without job control starts cmd with SIGINT ignored. perf-prof
+    blocks the signal and reads it from a signalfd, and Linux queues a blocked signal even
+    when it is ignored: `kill -INT` still ends the run cleanly, with its output complete."""
+    fg = str(tmp_path / "bg")
+    script = ('"$1" profile -F 100 -g --flame-graph "$2" >/dev/null 2>"$2.err" & p=$!; sleep 1; '
+              'kill -INT $p; wait $p; echo "rc=$?"')
+    r = subprocess.run(["bash", "-c", script, "bash", pp.path, fg], capture_output=True, text=True, timeout=20)
+    assert r.stdout.strip() == "rc=0", (r.stdout, r.stderr)
+    with open(fg + ".err") as f:
+        assert f.read() == ""
+    assert os.path.exists(fg + ".folded")
 
 
 def test_stdin_lines_are_markers(pp, needs_root):
