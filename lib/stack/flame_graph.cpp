@@ -111,11 +111,7 @@ void FlameGraph::add(const std::string& stack, uint64_t n) {
     std::string_view key = stack;
     if (!key.empty() && key.back() == ';') key.remove_suffix(1);
     if (key.empty()) return;
-    auto it = counts_.find(std::string(key));
-    if (it != counts_.end())
-        it->second += n;
-    else
-        counts_.emplace(std::string(key), n);
+    counts_[std::string(key)] += n;
 }
 
 void FlameGraph::flush(const std::string& prefix) {
