@@ -56,23 +56,27 @@ NOINLINE static uint64_t leaf_hash(uint64_t x, int n) {
 NOINLINE static uint64_t leaf_sum(const uint32_t* v, int n) {
     KEEP_FRAME();
     uint64_t s = 0;
-    for (int i = 0; i < n; i++)
-        s += (uint64_t)v[i] * (uint64_t)(i | 1);
+    for (int i = 0; i < n; i++) s += (uint64_t)v[i] * (uint64_t)(i | 1);
     __asm__ volatile("" : "+r"(s));  // no vectorized short-cut across calls
     return s;
 }
 
-NOINLINE static uint64_t mix(uint64_t x) { return leaf_hash(x, 200) + leaf_hash(x + 1, 100); }
+NOINLINE static uint64_t mix(uint64_t x) {
+    return leaf_hash(x, 200) + leaf_hash(x + 1, 100);
+}
 
 NOINLINE static uint64_t churn(uint32_t* v, int n, uint64_t x) {
-    for (int i = 0; i < n; i++)
-        v[i] = (uint32_t)(x + (uint64_t)i * 2654435761u);
+    for (int i = 0; i < n; i++) v[i] = (uint32_t)(x + (uint64_t)i * 2654435761u);
     return leaf_sum(v, n);
 }
 
-NOINLINE static uint64_t phase_a(uint64_t x) { return mix(x) ^ leaf_hash(x, 50); }
+NOINLINE static uint64_t phase_a(uint64_t x) {
+    return mix(x) ^ leaf_hash(x, 50);
+}
 
-NOINLINE static uint64_t phase_b(uint32_t* v, uint64_t x) { return churn(v, 256, x) + mix(x >> 1); }
+NOINLINE static uint64_t phase_b(uint32_t* v, uint64_t x) {
+    return churn(v, 256, x) + mix(x >> 1);
+}
 
 NOINLINE static uint64_t step(uint32_t* v, uint64_t x) {
     return (x & 1) ? phase_a(x) : phase_b(v, x);
@@ -102,11 +106,15 @@ int main(int argc, char** argv) {
     int opt;
     while ((opt = getopt(argc, argv, "t:d:")) != -1) {
         switch (opt) {
-        case 't': threads = atol(optarg); break;
-        case 'd': seconds = atof(optarg); break;
-        default:
-            fprintf(stderr, "usage: spin [-t THREADS] [-d SECONDS]\n");
-            return 2;
+            case 't':
+                threads = atol(optarg);
+                break;
+            case 'd':
+                seconds = atof(optarg);
+                break;
+            default:
+                fprintf(stderr, "usage: spin [-t THREADS] [-d SECONDS]\n");
+                return 2;
         }
     }
     if (threads < 1 || threads > 1024 || seconds <= 0) {
@@ -148,8 +156,8 @@ int main(int argc, char** argv) {
         total += ws[i].iterations;
     }
     double elapsed = now_s() - t0;
-    printf("spin threads=%ld iterations=%llu seconds=%.3f rate=%.1f\n", threads,
-           (unsigned long long)total, elapsed, (double)total / elapsed);
+    printf("spin threads=%ld iterations=%llu seconds=%.3f rate=%.1f\n", threads, (unsigned long long)total,
+           elapsed, (double)total / elapsed);
     free(ws);
     return 0;
 }
