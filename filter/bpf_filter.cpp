@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/fd.h"
 #include "perf-prof/error.h"
 #include "profile_filter.skel.h"
 
@@ -23,14 +24,10 @@ int libbpf_print(enum libbpf_print_level level, const char* fmt, va_list ap) {
     return std::vfprintf(stderr, fmt, ap);
 }
 
-struct SkelDeleter {
-    void operator()(profile_filter_bpf* s) const { profile_filter_bpf::destroy(s); }
-};
-
 }  // namespace
 
 struct BpfFilter::Impl {
-    std::unique_ptr<profile_filter_bpf, SkelDeleter> skel;
+    core::CPtr<profile_filter_bpf, &profile_filter_bpf::destroy> skel;
 };
 
 BpfFilter::BpfFilter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
