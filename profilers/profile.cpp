@@ -1,21 +1,19 @@
 // profile: periodic CPU sampling with stacks and flame graphs (SPEC §4.2).
 #include <cpuid.h>
 #include <linux/perf_event.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "core/fd.h"
 #include "core/format.h"
 #include "core/time.h"
 #include "filter/bpf_filter.h"
 #include "output/event_line.h"
 #include "perf-prof/error.h"
 #include "perf-prof/profiler.h"
+#include "perf/event_list.h"
 #include "perf/tsc.h"
 #include "stack/flame_graph.h"
 #include "stack/stack_printer.h"
@@ -40,8 +38,7 @@ bool intel() {
 bool hardware_opens(const perf_event_attr& want) {
     perf_event_attr a = want;
     a.disabled = 1;
-    core::Fd fd(static_cast<int>(syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC)));
-    return static_cast<bool>(fd);
+    return static_cast<bool>(perf::open_on_self(a));
 }
 
 class ProfileProfiler final : public Profiler {

@@ -1,5 +1,8 @@
 #include "perf/event_list.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
@@ -43,6 +46,11 @@ CpuMap online_cpus(const std::vector<int>& only) {
     CpuMap m = CpuMap::adopt(perf_cpu_map__new(list.c_str()));
     if (!m) throw Error("cannot build the CPU map '" + list + "'");
     return m;
+}
+
+core::Fd open_on_self(const perf_event_attr& attr) {
+    perf_event_attr a = attr;
+    return core::Fd(static_cast<int>(::syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC)));
 }
 
 CpuMap any_cpu() {

@@ -52,6 +52,10 @@ private:
     std::vector<perf_evsel*> events_;
 };
 
+// One event on the calling thread, any CPU, close-on-exec, outside any list: for probing what
+// the kernel accepts and for reading an mmap page. An invalid Fd (errno set) on failure.
+core::Fd open_on_self(const perf_event_attr& attr);
+
 // Turns a perf_event_open errno into an Error with advice. `target` says where it was
 // opened ("CPU 1", "thread 42", "cgroup /x").
 [[noreturn]] void throw_open_error(int err, const std::string& what, const perf_event_attr& attr,

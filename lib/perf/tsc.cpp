@@ -3,10 +3,10 @@
 #include <cpuid.h>
 #include <linux/perf_event.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "core/fd.h"
+#include "perf/event_list.h"
 
 namespace perfprof::perf {
 
@@ -32,7 +32,7 @@ uint64_t from_mmap_page() {
     a.config = PERF_COUNT_SW_DUMMY;
     a.disabled = 1;
     a.exclude_kernel = 1;
-    core::Fd fd(static_cast<int>(syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC)));
+    core::Fd fd = open_on_self(a);
     if (!fd) return 0;
     const long page = sysconf(_SC_PAGESIZE);
     void* p = ::mmap(nullptr, static_cast<size_t>(page), PROT_READ, MAP_SHARED, fd.get(), 0);
