@@ -1,4 +1,5 @@
 // perf-prof: parse, find the profiler, run the session, map errors to exit codes.
+#include <csignal>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -17,13 +18,37 @@
 
 namespace {
 constexpr int kExitUsage = 129;  // help and usage errors (SPEC §1.8)
+
+// A stop request that arrives while we start (parsing, reading kallsyms and tracefs) must end
+// the run cleanly like a later one, with every output file written: blocked from before
+// main(), it stays pending until the session's signalfd reads it (SPEC §1.11).
+sigset_t stop_signals() {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
+    return set;
 }
+void block_stop_signals(int, char**, char**) {
+    const sigset_t set = stop_signals();
+    sigprocmask(SIG_BLOCK, &set, nullptr);
+}
+// .preinit_array: the first code of ours the dynamic loader runs, before the constructors of
+// libc, libtraceevent and our own static objects.
+__attribute__((section(".preinit_array"), used)) void (*const preinit_block)(int, char**,
+                                                                             char**) = block_stop_signals;
+// Everything but a session is interrupted as usual.
+void unblock_stop_signals() {
+    const sigset_t set = stop_signals();
+    sigprocmask(SIG_UNBLOCK, &set, nullptr);
+}
+}  // namespace
 
 int main(int argc, char** argv) {
     using namespace perfprof;
     std::vector<std::string> args(argv + 1, argv + argc);
     try {
         cli::Parsed p = cli::parse(args, all_profilers());
+        if (p.action != cli::Action::Run || p.profiler->run_words) unblock_stop_signals();
         switch (p.action) {
             case cli::Action::MainHelp:
                 cli::print_main_help(stderr, all_profilers());

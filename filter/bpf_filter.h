@@ -1,12 +1,28 @@
 // The eBPF filters of profile (SPEC §1.9): bpf/profile_filter.bpf.c configured from
-// Options::ebpf, loaded once, and attached by the session to every sampling event.
+// profile's options, loaded once, and attached by the session to every sampling event.
 #pragma once
 
+#include <cstdint>
 #include <memory>
-
-#include "perf-prof/options.h"
+#include <optional>
+#include <vector>
 
 namespace perfprof::filter {
+
+// The conditions (ANDed): each one set keeps only the samples that satisfy it.
+struct EbpfFilters {
+    std::optional<int> irqs_disabled;     // --irqs_disabled[=0|1]
+    std::optional<int> tif_need_resched;  // --tif_need_resched[=0|1]
+    std::optional<uint32_t> exclude_pid;  // --exclude_pid: not this process (tgid)
+    std::optional<uint32_t> nr_running_min, nr_running_max;
+    std::optional<int> sched_policy;  // SCHED_* number
+    std::vector<int> prio;            // --prio LIST, sorted; empty = not given
+
+    bool any() const {
+        return irqs_disabled || tif_need_resched || exclude_pid || nr_running_min || nr_running_max ||
+               sched_policy || !prio.empty();
+    }
+};
 
 class BpfFilter {
 public:

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/format.h"
+#include "core/parse.h"
 #include "core/time.h"
 #include "filter/bpf_filter.h"
 #include "output/event_line.h"
@@ -21,6 +22,87 @@
 namespace perfprof {
 
 namespace {
+
+// The options only profile takes (SPEC §1.5, §1.9).
+struct ProfileOptions final : ProfilerOptions {
+    uint64_t freq = 0;        // -F, samples per second; 0 = not given
+    std::optional<int> than;  // --than PCT
+    // PMU filters: perf_event_attr exclude_* bits.
+    bool exclude_user = false, exclude_kernel = false, exclude_guest = false, exclude_host = false;
+    filter::EbpfFilters ebpf;
+};
+
+ProfileOptions& own(ProfilerOptions& o) {
+    return static_cast<ProfileOptions&>(o);
+}
+
+bool flag(OptionValue v) {
+    return v && *v == "1";
+}
+
+using K = ArgKind;
+using G = Group;
+const OptionRow kOwnOptions[] = {
+    {Opt::Own, 0, "exclude-user", "", K::Flag, false, G::Filter, "sample kernel mode only",
+     [](ProfilerOptions& o, OptionValue v) { own(o).exclude_user = flag(v); }},
+    {Opt::Own, 0, "exclude-kernel", "", K::Flag, false, G::Filter, "sample user mode only",
+     [](ProfilerOptions& o, OptionValue v) { own(o).exclude_kernel = flag(v); }},
+    {Opt::Own, 0, "exclude-guest", "", K::Flag, false, G::Filter, "do not sample guests",
+     [](ProfilerOptions& o, OptionValue v) { own(o).exclude_guest = flag(v); }},
+    {Opt::Own, 'G', "exclude-host", "", K::Flag, false, G::Filter, "sample guests only",
+     [](ProfilerOptions& o, OptionValue v) { own(o).exclude_host = flag(v); }},
+    {Opt::Own, 0, "irqs_disabled", "0|1", K::OptionalValue, false, G::Filter,
+     "eBPF: keep samples taken with interrupts disabled\n"
+     "(=0: enabled)",
+     [](ProfilerOptions& o, OptionValue v) {
+         own(o).ebpf.irqs_disabled = core::parse_zero_or_one(v, "irqs_disabled");
+     }},
+    {Opt::Own, 0, "tif_need_resched", "0|1", K::OptionalValue, false, G::Filter,
+     "eBPF: keep samples of tasks with TIF_NEED_RESCHED\n"
+     "set (=0: clear)",
+     [](ProfilerOptions& o, OptionValue v) {
+         own(o).ebpf.tif_need_resched = core::parse_zero_or_one(v, "tif_need_resched");
+     }},
+    {Opt::Own, 0, "exclude_pid", "PID", K::Value, false, G::Filter, "eBPF: drop the samples of this process",
+     [](ProfilerOptions& o, OptionValue v) {
+         own(o).ebpf.exclude_pid = uint32_t(core::parse_bounded(*v, "exclude_pid", INT32_MAX));
+     }},
+    {Opt::Own, 0, "nr_running_min", "N", K::Value, false, G::Filter,
+     "eBPF: keep samples of CPUs with at least N runnable\n"
+     "tasks",
+     [](ProfilerOptions& o, OptionValue v) {
+         own(o).ebpf.nr_running_min = uint32_t(core::parse_bounded(*v, "nr_running_min", UINT32_MAX));
+     }},
+    {Opt::Own, 0, "nr_running_max", "N", K::Value, false, G::Filter,
+     "eBPF: keep samples of CPUs with at most N runnable\n"
+     "tasks",
+     [](ProfilerOptions& o, OptionValue v) {
+         own(o).ebpf.nr_running_max = uint32_t(core::parse_bounded(*v, "nr_running_max", UINT32_MAX));
+     }},
+    {Opt::Own, 0, "sched_policy", "N", K::Value, false, G::Filter,
+     "eBPF: keep samples of tasks with this policy (0\n"
+     "NORMAL, 1 FIFO, 2 RR, 3 BATCH, 5 IDLE, 6 DEADLINE)",
+     [](ProfilerOptions& o, OptionValue v) {
+         // SCHED_NORMAL..SCHED_BATCH, SCHED_IDLE, SCHED_DEADLINE, SCHED_EXT (4 is unused).
+         const uint64_t p = core::parse_bounded(*v, "sched_policy", 7);
+         if (p == 4) throw Error::usage("option `sched_policy': 4 is not a scheduling policy");
+         own(o).ebpf.sched_policy = int(p);
+     }},
+    {Opt::Own, 0, "prio", "prio[-prio],...", K::Value, false, G::Filter,
+     "eBPF: keep samples of tasks with these priorities\n"
+     "(0-99 real-time, 100-139 normal)",
+     [](ProfilerOptions& o, OptionValue v) { own(o).ebpf.prio = core::parse_id_list(*v, "prio", 139); }},
+    {Opt::Own, 'F', "freq", "n", K::Value, false, G::Profiler, "samples per second on each CPU or thread",
+     [](ProfilerOptions& o, OptionValue v) { own(o).freq = core::parse_count(*v, "freq"); }},
+    {Opt::Own, 0, "than", "PCT", K::Value, false, G::Profiler,
+     "print only CPUs/threads busier than PCT percent\n"
+     "of each second",
+     [](ProfilerOptions& o, OptionValue v) { own(o).than = core::parse_percent(*v, "than"); }},
+};
+
+std::shared_ptr<ProfilerOptions> make_options() {
+    return std::make_shared<ProfileOptions>();
+}
 
 // CPUID leaf 1, ECX bit 31: set by hypervisors for their guests.
 bool in_vm() {
@@ -47,13 +129,14 @@ public:
 
     EventPlan plan() override {
         const Options& opt = ctx_.options();
-        if (opt.freq == 0) throw Error::usage("profile: -F freq is required");
-        if (opt.exclude_user && opt.exclude_kernel)
+        const ProfileOptions& own = opt.own_as<ProfileOptions>();
+        if (own.freq == 0) throw Error::usage("profile: -F freq is required");
+        if (own.exclude_user && own.exclude_kernel)
             throw Error::usage("profile: --exclude-user and --exclude-kernel leave nothing to sample");
-        if (opt.exclude_guest && opt.exclude_host)
+        if (own.exclude_guest && own.exclude_host)
             throw Error::usage("profile: --exclude-guest and --exclude-host leave nothing to sample");
-        freq_ = opt.freq;
-        if (opt.than) min_count_ = (freq_ * static_cast<uint64_t>(*opt.than) + 99) / 100;
+        freq_ = own.freq;
+        if (own.than) min_count_ = (freq_ * static_cast<uint64_t>(*own.than) + 99) / 100;
 
         EventSpec ev;
         ev.sys = "profile";
@@ -62,10 +145,10 @@ public:
         a.size = sizeof(a);
         a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_READ;
         a.read_format = 0;  // the READ value is the running counter
-        a.exclude_user = opt.exclude_user;
-        a.exclude_kernel = opt.exclude_kernel;
-        a.exclude_guest = opt.exclude_guest;
-        a.exclude_host = opt.exclude_host;
+        a.exclude_user = own.exclude_user;
+        a.exclude_kernel = own.exclude_kernel;
+        a.exclude_guest = own.exclude_guest;
+        a.exclude_host = own.exclude_host;
         ev.name = choose_event(a, opt.verbose);
         if (opt.verbose > 0)
             std::fprintf(ctx_.out(), "profile: sampling %s at %llu Hz\n", ev.name.c_str(),
@@ -73,8 +156,8 @@ public:
         suffix_ = " " + ev.name + "\n";
         // Stacks: kernel and user halves by default (SPEC §4.2).
         if (opt.call_graph) {
-            const bool kernel = opt.kernel_callchain.value_or(true) && !opt.exclude_kernel;
-            const bool user = opt.user_callchain.value_or(true) && !opt.exclude_user;
+            const bool kernel = opt.kernel_callchain.value_or(true) && !own.exclude_kernel;
+            const bool user = opt.user_callchain.value_or(true) && !own.exclude_user;
             a.sample_type |= PERF_SAMPLE_CALLCHAIN;
             a.exclude_callchain_kernel = !kernel;
             a.exclude_callchain_user = !user;
@@ -87,8 +170,8 @@ public:
             }
         }
         // eBPF filters: loaded before any event opens, so a refusal stops the run (SPEC §1.9).
-        if (opt.ebpf.any()) {
-            bpf_ = filter::BpfFilter::load(opt.ebpf, opt.verbose);
+        if (own.ebpf.any()) {
+            bpf_ = filter::BpfFilter::load(own.ebpf, opt.verbose);
             ev.bpf_prog = bpf_->prog_fd();
         }
         EventPlan p;
@@ -235,23 +318,15 @@ const ProfilerInfo profile_info = {
     {
         {Opt::UserCallchain},
         {Opt::KernelCallchain},
-        {Opt::ExcludeUser},
-        {Opt::ExcludeKernel},
-        {Opt::ExcludeGuest},
-        {Opt::ExcludeHost},
-        {Opt::IrqsDisabled},
-        {Opt::TifNeedResched},
-        {Opt::ExcludePid},
-        {Opt::NrRunningMin},
-        {Opt::NrRunningMax},
-        {Opt::SchedPolicy},
-        {Opt::Prio},
-        {Opt::Freq},
         {Opt::CallGraph, "record call stacks (kernel and user parts by default)"},
         {Opt::FlameGraph},
-        {Opt::Than},
     },
     create,
+    nullptr,
+    true,
+    nullptr,
+    kOwnOptions,
+    make_options,
 };
 
 }  // namespace perfprof

@@ -3,7 +3,7 @@
 #include <memory>
 #include <string>
 
-#include "filter/comm_filter.h"
+#include "filter/task_filter.h"
 #include "output/event_line.h"
 #include "perf-prof/profiler.h"
 #include "stack/stack_printer.h"

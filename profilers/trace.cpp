@@ -17,6 +17,30 @@ namespace perfprof {
 
 namespace {
 
+// The options only trace takes.
+struct TraceOptions final : ProfilerOptions {
+    bool inherit = false;    // --inherit: child tasks are traced too
+    bool overwrite = false;  // --overwrite: write_backward rings, read at ticks and at exit
+};
+
+TraceOptions& own(ProfilerOptions& o) {
+    return static_cast<TraceOptions&>(o);
+}
+
+const OptionRow kOwnOptions[] = {
+    {Opt::Own, 0, "inherit", "", ArgKind::Flag, false, Group::Profiler,
+     "also trace the children the attached tasks create",
+     [](ProfilerOptions& o, OptionValue v) { own(o).inherit = v && *v == "1"; }},
+    {Opt::Own, 0, "overwrite", "", ArgKind::Flag, false, Group::Profiler,
+     "keep only the newest events in each ring buffer;\n"
+     "read them at each -i tick and at exit",
+     [](ProfilerOptions& o, OptionValue v) { own(o).overwrite = v && *v == "1"; }},
+};
+
+std::shared_ptr<ProfilerOptions> make_options() {
+    return std::make_shared<TraceOptions>();
+}
+
 std::string joined_events(const Options& opt) {
     // Several -e are concatenated (SPEC §10 #4: upstream used only the first).
     std::string list;
@@ -49,6 +73,7 @@ public:
 
     EventPlan plan() override {
         const Options& opt = ctx_.options();
+        const TraceOptions& own = opt.own_as<TraceOptions>();
         const std::string list = joined_events(opt);
         if (list.empty())
             throw Error::usage("monitor(trace) init failed: no events given (use -e EVENT,...)");
@@ -69,7 +94,7 @@ public:
                                   PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
             ev.attr.read_format = PERF_FORMAT_ID;
             ev.attr.pinned = 1;
-            ev.attr.inherit = opt.inherit;
+            ev.attr.inherit = own.inherit;
             // Stacks: every event with -g, else those with stack/max-stack (SPEC §4.3); both
             // halves by default (SPEC §12).
             if (opt.call_graph || r.item.attrs.stack) {
@@ -114,7 +139,9 @@ public:
         p.per_event_wakeup = false;
         p.order = opt.order;
         p.user_filter = true;
-        p.overwrite = opt.overwrite;
+        p.overwrite = own.overwrite;
+        p.inherit = own.inherit;
+        p.follow = opt.ptrace;
         return p;
     }
 
@@ -247,13 +274,14 @@ const ProfilerInfo trace_info = {
         {Opt::KernelCallchain},
         {Opt::CallGraph, "record call stacks of every event (or per event: the stack attribute)"},
         {Opt::FlameGraph},
-        {Opt::Inherit},
-        {Opt::Overwrite},
+        {Opt::Ptrace},
     },
     create,
     nullptr,
     true,
     help_template,
+    kOwnOptions,
+    make_options,
 };
 
 }  // namespace perfprof

@@ -3,14 +3,18 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace perfprof {
 
-// Every option perf-prof knows. The table in lib/cli/option_table.cpp gives each one its
-// names, argument hint, help text and group; profilers list the ids they accept.
+// The options of the shared table (lib/cli/option_table.cpp): those every profiler takes and
+// those several profilers take. Each has a row there with its names, argument hint, help text
+// and group; profilers list the ids they accept. An option only one profiler takes is declared
+// in that profiler's file instead (ProfilerInfo::own_options) and parsed into its own struct.
 enum class Opt {
     // OPTION: accepted by every profiler (SPEC §1.4)
     Cpus,
@@ -23,7 +27,13 @@ enum class Opt {
     Order,
     MmapPages,
     ExitN,
+    Tsc,
+    ClockOffset,
+    Monotonic,
     UsageSelf,
+    SamplingLimit,
+    PerfevalCpus,
+    PerfevalPids,
     Version,
     Verbose,
     Quiet,
@@ -31,42 +41,47 @@ enum class Opt {
     // FILTER OPTION
     UserCallchain,
     KernelCallchain,
-    ExcludeUser,
-    ExcludeKernel,
-    ExcludeGuest,
-    ExcludeHost,
-    IrqsDisabled,
-    TifNeedResched,
-    ExcludePid,
-    NrRunningMin,
-    NrRunningMax,
-    SchedPolicy,
-    Prio,
     // PROFILER OPTION
     Event,
     Filter,
     CallGraph,
-    Inherit,
-    Overwrite,
-    Freq,
-    Than,
-    FlameGraph,  // keep last: kOptCount below
+    FlameGraph,
+    Perins,
+    Ptrace,
+    Own,  // a row of a profiler's own options: not in the shared table; keep last
 };
-inline constexpr std::size_t kOptCount = static_cast<std::size_t>(Opt::FlameGraph) + 1;
+inline constexpr std::size_t kOptCount = static_cast<std::size_t>(Opt::Own);
 
-// eBPF filters of profile (SPEC §1.9): each set one keeps only the samples that satisfy it.
-struct EbpfFilters {
-    std::optional<int> irqs_disabled;     // --irqs_disabled[=0|1]
-    std::optional<int> tif_need_resched;  // --tif_need_resched[=0|1]
-    std::optional<uint32_t> exclude_pid;  // --exclude_pid: not this process (tgid)
-    std::optional<uint32_t> nr_running_min, nr_running_max;
-    std::optional<int> sched_policy;  // SCHED_* number
-    std::vector<int> prio;            // --prio LIST, sorted; empty = not given
+enum class ArgKind {
+    Flag,           // no argument
+    Counter,        // no argument, counts occurrences (-v, -q)
+    Value,          // mandatory argument: "--x v", "--x=v", "-xv", "-x v"
+    OptionalValue,  // argument only in the attached form "--x=v"; a separate word is never taken
+};
 
-    bool any() const {
-        return irqs_disabled || tif_need_resched || exclude_pid || nr_running_min || nr_running_max ||
-               sched_policy || !prio.empty();
-    }
+// The help groups, in the order profiler help shows them (SPEC §1.8.2).
+enum class Group { Option, Filter, Profiler };
+
+// What one occurrence on the command line gave an option: a Value its text; a Flag "1", or "0"
+// for --no-NAME; an OptionalValue its attached text, or nothing when given bare.
+using OptionValue = std::optional<std::string_view>;
+
+// The options struct of one profiler: derive from it in the profiler's file.
+struct ProfilerOptions {
+    virtual ~ProfilerOptions() = default;
+};
+
+struct OptionRow {
+    Opt id;                 // Opt::Own for a profiler's own option
+    char short_name;        // 0 = none
+    const char* long_name;  // without dashes
+    const char* hint;       // argument hint shown as <hint>; "" for flags and counters
+    ArgKind kind;
+    bool negatable;  // accepts --no-NAME
+    Group group;
+    const char* help;  // default help text; may contain '\n'
+    // Own options: validates the value and stores it; throws Error::usage on a bad one.
+    void (*store)(ProfilerOptions& own, OptionValue value) = nullptr;
 };
 
 struct Options {
@@ -87,28 +102,43 @@ struct Options {
     int verbose = 0;                // -v / -q counter
     bool version = false;           // -V
 
+    // Event time (SPEC §1.4, §3.6).
+    bool tsc = false;           // --tsc: timestamps in TSC cycles
+    uint64_t clock_offset = 0;  // --clock-offset: added to every (converted) timestamp
+    bool monotonic = false;     // --monotonic: the kernel stamps with CLOCK_MONOTONIC
+
+    // Performance evaluation (SPEC §1.4): samples per second on these CPUs / processes.
+    std::string perfeval_cpus, perfeval_pids;  // raw list text, validated
+    uint64_t sampling_limit = 0;               // --sampling-limit: close above this rate
+
     // Call chains: nullopt = the profiler's default half (SPEC §1.9).
     std::optional<bool> user_callchain;
     std::optional<bool> kernel_callchain;
-    // PMU filters (SPEC §1.9): perf_event_attr exclude_* bits.
-    bool exclude_user = false, exclude_kernel = false, exclude_guest = false, exclude_host = false;
-    EbpfFilters ebpf;
 
     std::vector<std::string> events;  // -e, each occurrence kept
     std::string filter;               // --filter
     bool filter_given = false;
     bool call_graph = false;  // -g
-    bool inherit = false;     // --inherit: child tasks are counted too
-    bool overwrite = false;   // --overwrite: write_backward rings, read at ticks and at exit
     std::string flame_graph;  // --flame-graph NAME ("" = stdout)
     bool flame_graph_given = false;
-    uint64_t freq = 0;        // -F, samples per second; 0 = not given
-    std::optional<int> than;  // --than PCT
+    bool perins = false;  // --perins: statistics per instance (thread, key)
+    bool ptrace = false;  // --ptrace: follow tasks the attached ones create (SPEC §3.10)
 
     std::string symbols;  // --symbols PATH (no profiler)
 
     std::string profiler;               // selected profiler name, empty = none
     std::vector<std::string> workload;  // argv of the workload, empty = none
+
+    // The selected profiler's own options, parsed into its struct (ProfilerInfo::own_options);
+    // shared by copies, never changed after parsing.
+    std::shared_ptr<const ProfilerOptions> own;
+
+    // The own options as the profiler's struct T; T's defaults when none were parsed.
+    template <class T>
+    const T& own_as() const {
+        static const T defaults{};
+        return own ? static_cast<const T&>(*own) : defaults;
+    }
 };
 
 }  // namespace perfprof

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,14 @@ struct EventPlan {
     bool order = false;            // deliver in global timestamp order
     bool user_filter = false;      // a filter the kernel rejects is evaluated here (SPEC §2.6.2)
     bool overwrite = false;        // write_backward rings, read at each tick and at exit
+    bool inherit = false;          // per-thread events count the threads' children too (one ring per CPU)
+    // Watch whole CPUs even when the session is attached to tasks: the profiler selects those
+    // tasks itself, by kernel filters built from Context::threads() (task-state, SPEC §4.4.2).
+    bool system_wide = false;
+    // Follow the tasks the attached ones create (SPEC §3.10): the session ptrace-attaches them
+    // and, before a new task runs, opens this device's events on it or, for a system_wide
+    // plan, opens them once more on every CPU with the filters Profiler::filters_for() gives.
+    bool follow = false;
 };
 
 // Services the session offers a profiler. Valid from construction to destruction.
@@ -68,6 +77,12 @@ public:
     virtual void wall(uint64_t perf_time, std::string& out) = 0;  // appends WALL(ev), 26 characters
     virtual FILE* out() = 0;                                      // stdout, or the -o file
     virtual const filter::EvalHooks* eval_hooks() = 0;            // comm_get, syscall_name, ... for EXPRs
+    // The threads the session is attached to (-p, -t, a workload), ascending; empty on CPUs.
+    virtual const std::vector<int>& threads() const = 0;
+    // Nested in another profiler, which receives our samples and asks us to print them (SPEC §2.8).
+    virtual bool forwarding() const = 0;
+    // Sample times are TSC cycles (--tsc, where the kernel publishes the conversion), not ns.
+    virtual bool tsc_time() const = 0;
 };
 
 class Profiler {
@@ -80,6 +95,13 @@ public:
     virtual void lost(const LostRange&) noexcept {}  // drop pairing state in that window
     virtual void interval() {}                       // every -i ms
     virtual void finish() {}                         // flush every output, also on SIGINT
+    virtual void sigusr1() {}                        // SIGUSR1: the profiler's own statistics
+    // A system_wide plan following tasks: for each planned event, the kernel filter that
+    // selects just the tasks `tids` (ascending), or "" where the event needs no copy for them.
+    virtual std::vector<std::string> filters_for(const std::vector<int>& tids) {
+        (void)tids;
+        return {};
+    }
 };
 
 // One option a profiler accepts, with an optional help override (SPEC §1.7).
@@ -104,6 +126,10 @@ struct ProfilerInfo {
     // The `help` word (SPEC §1.10): the command template for these resolved events, one line
     // ending in a newline; null = no template.
     std::string (*help_template)(const Options& opt, const std::vector<event::Resolved>& events) = nullptr;
+    // Options only this profiler takes, declared in its file: shown in its help like the
+    // shared ones, parsed into the struct make_options() creates (Options::own).
+    std::span<const OptionRow> own_options = {};
+    std::shared_ptr<ProfilerOptions> (*make_options)() = nullptr;
 };
 
 // The explicit list, in profilers.def order.

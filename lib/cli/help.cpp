@@ -146,6 +146,8 @@ std::string profiler_help(const ProfilerInfo& p) {
         std::string lines;
         for (const OptionRow& row : option_table())
             if (row.group == g && accepts(p, row.id)) lines += format_option(row, help_for(p, row));
+        for (const OptionRow& row : p.own_options)
+            if (row.group == g) lines += format_option(row, row.help);
         if (lines.empty()) continue;
         out += group_title(g);
         out += ":\n";

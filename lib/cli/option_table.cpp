@@ -36,9 +36,24 @@ constexpr std::array<OptionRow, kRows> kTable{{
     {Opt::MmapPages, 'm', "mmap-pages", "pages", K::Value, false, G::Option,
      "mmap data pages per ring buffer, a power of two"},
     {Opt::ExitN, 'N', "exit-N", "N", K::Value, false, G::Option, "exit after N samples"},
+    {Opt::Tsc, 0, "tsc", "", K::Flag, false, G::Option,
+     "convert timestamps to TSC cycles (x86, where the\n"
+     "kernel publishes the conversion)"},
+    {Opt::ClockOffset, 0, "clock-offset", "n", K::Value, false, G::Option,
+     "add n to every timestamp (after --tsc)"},
+    {Opt::Monotonic, 0, "monotonic", "", K::Flag, false, G::Option, "timestamps from CLOCK_MONOTONIC"},
     {Opt::UsageSelf, 0, "usage-self", "ms", K::Value, false, G::Option,
      "print perf-prof's own CPU usage and max RSS\n"
      "every N ms"},
+    {Opt::SamplingLimit, 0, "sampling-limit", "N", K::Value, false, G::Option,
+     "with --perfeval-*: close when a listed CPU or\n"
+     "thread has more than N events a second"},
+    {Opt::PerfevalCpus, 0, "perfeval-cpus", "cpu[-cpu],...", K::Value, false, G::Option,
+     "with -i: print the events per second of these\n"
+     "CPUs at each tick"},
+    {Opt::PerfevalPids, 0, "perfeval-pids", "pid,...", K::Value, false, G::Option,
+     "with -i: print the events per second of these\n"
+     "processes at each tick"},
     {Opt::Version, 'V', "version", "", K::Flag, false, G::Option, "print the version and exit"},
     {Opt::Verbose, 'v', "verbose", "", K::Counter, false, G::Option, "be more verbose (repeat for more)"},
     {Opt::Quiet, 'q', "quiet", "", K::Counter, false, G::Option,
@@ -50,46 +65,17 @@ constexpr std::array<OptionRow, kRows> kTable{{
     {Opt::KernelCallchain, 0, "kernel-callchain", "", K::Flag, true, G::Filter,
      "include kernel frames in call stacks\n"
      "(--no-kernel-callchain leaves them out)"},
-    {Opt::ExcludeUser, 0, "exclude-user", "", K::Flag, false, G::Filter, "sample kernel mode only"},
-    {Opt::ExcludeKernel, 0, "exclude-kernel", "", K::Flag, false, G::Filter, "sample user mode only"},
-    {Opt::ExcludeGuest, 0, "exclude-guest", "", K::Flag, false, G::Filter, "do not sample guests"},
-    {Opt::ExcludeHost, 'G', "exclude-host", "", K::Flag, false, G::Filter, "sample guests only"},
-    {Opt::IrqsDisabled, 0, "irqs_disabled", "0|1", K::OptionalValue, false, G::Filter,
-     "eBPF: keep samples taken with interrupts disabled\n"
-     "(=0: enabled)"},
-    {Opt::TifNeedResched, 0, "tif_need_resched", "0|1", K::OptionalValue, false, G::Filter,
-     "eBPF: keep samples of tasks with TIF_NEED_RESCHED\n"
-     "set (=0: clear)"},
-    {Opt::ExcludePid, 0, "exclude_pid", "PID", K::Value, false, G::Filter,
-     "eBPF: drop the samples of this process"},
-    {Opt::NrRunningMin, 0, "nr_running_min", "N", K::Value, false, G::Filter,
-     "eBPF: keep samples of CPUs with at least N runnable\n"
-     "tasks"},
-    {Opt::NrRunningMax, 0, "nr_running_max", "N", K::Value, false, G::Filter,
-     "eBPF: keep samples of CPUs with at most N runnable\n"
-     "tasks"},
-    {Opt::SchedPolicy, 0, "sched_policy", "N", K::Value, false, G::Filter,
-     "eBPF: keep samples of tasks with this policy (0\n"
-     "NORMAL, 1 FIFO, 2 RR, 3 BATCH, 5 IDLE, 6 DEADLINE)"},
-    {Opt::Prio, 0, "prio", "prio[-prio],...", K::Value, false, G::Filter,
-     "eBPF: keep samples of tasks with these priorities\n"
-     "(0-99 real-time, 100-139 normal)"},
     {Opt::Event, 'e', "event", "EVENT,...", K::Value, false, G::Profiler,
      "event selector; see 'perf-prof list'"},
     {Opt::Filter, 0, "filter", "filter", K::Value, false, G::Profiler, "event filter, profiler-specific"},
     {Opt::CallGraph, 'g', "call-graph", "", K::Flag, false, G::Profiler, "record call stacks"},
-    {Opt::Inherit, 0, "inherit", "", K::Flag, false, G::Profiler,
-     "also trace the children the attached tasks create"},
-    {Opt::Overwrite, 0, "overwrite", "", K::Flag, false, G::Profiler,
-     "keep only the newest events in each ring buffer;\n"
-     "read them at each -i tick and at exit"},
-    {Opt::Freq, 'F', "freq", "n", K::Value, false, G::Profiler, "samples per second on each CPU or thread"},
-    {Opt::Than, 0, "than", "PCT", K::Value, false, G::Profiler,
-     "print only CPUs/threads busier than PCT percent\n"
-     "of each second"},
     {Opt::FlameGraph, 0, "flame-graph", "file", K::Value, false, G::Profiler,
      "with -g: count stacks into file.folded for\n"
      "flamegraph.pl (\"\" = stdout); per interval with -i"},
+    {Opt::Perins, 0, "perins", "", K::Flag, false, G::Profiler, "statistics per instance"},
+    {Opt::Ptrace, 0, "ptrace", "", K::Flag, false, G::Profiler,
+     "with -p/-t: also follow the threads and processes\n"
+     "they create (ptrace)"},
 }};
 
 constexpr bool rows_in_enum_order() {

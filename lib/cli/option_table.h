@@ -1,5 +1,6 @@
-// The single option table shared by every profiler (SPEC §1.2, §1.4, §1.5): names, argument
-// hints, kinds, groups and default help texts, one row per perfprof::Opt.
+// The option table shared by the profilers (SPEC §1.2, §1.4, §1.5): names, argument hints,
+// kinds, groups and default help texts, one row per perfprof::Opt. Options that only one
+// profiler takes are rows of that profiler (ProfilerInfo::own_options), not of this table.
 #pragma once
 
 #include <span>
@@ -8,27 +9,6 @@
 #include "perf-prof/options.h"
 
 namespace perfprof::cli {
-
-enum class ArgKind {
-    Flag,           // no argument
-    Counter,        // no argument, counts occurrences (-v, -q)
-    Value,          // mandatory argument: "--x v", "--x=v", "-xv", "-x v"
-    OptionalValue,  // argument only in the attached form "--x=v"; a separate word is never taken
-};
-
-// Order = order of the group headers in profiler help.
-enum class Group { Option, Filter, Profiler };
-
-struct OptionRow {
-    Opt id;
-    char short_name;        // 0 = none
-    const char* long_name;  // without dashes
-    const char* hint;       // argument hint shown as <hint>; "" for flags and counters
-    ArgKind kind;
-    bool negatable;  // accepts --no-NAME
-    Group group;
-    const char* help;  // default help text; may contain '\n'
-};
 
 // Every row, in table (= help) order.
 std::span<const OptionRow> option_table();

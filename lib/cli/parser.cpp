@@ -60,30 +60,24 @@ std::string cli11_names(const OptionRow& row) {
 // One CLI11 run over one stretch of argv.
 class Pass {
 public:
-    // `profiler` null: before the profiler word, every option and --symbols enabled.
-    explicit Pass(const ProfilerInfo* profiler) : profiler_(profiler) {
+    // `profiler` null: before the profiler word, every option of the table, every profiler's
+    // own options (`registry`) and --symbols are enabled.
+    Pass(const ProfilerInfo* profiler, const std::vector<const ProfilerInfo*>& registry)
+        : profiler_(profiler), registry_(registry) {
         app_.set_help_flag();  // help is ours (help.cpp), -h is an ordinary table flag
         app_.prefix_command();
-        for (const OptionRow& row : option_table()) {
-            if (profiler_ && !accepts(*profiler_, row.id)) continue;
-            CLI::Option* o = nullptr;
-            switch (row.kind) {
-                case ArgKind::Value:
-                    o = add_value(cli11_names(row));
-                    break;
-                case ArgKind::Flag:
-                case ArgKind::Counter:
-                    o = app_.add_flag(cli11_names(row))->disable_flag_override();
-                    break;
-                case ArgKind::OptionalValue:
-                    // A flag, not an option with expected(0,1): CLI11 would take the next word
-                    // as the value, and SPEC §1.2 wants only the attached "--x=v" form.
-                    o = app_.add_flag(cli11_names(row) + "{" + kNoValue + "}");
-                    break;
-            }
-            rows_[o] = &row;
+        for (const OptionRow& row : option_table())
+            if (!profiler_ || accepts(*profiler_, row.id)) add_row(row);
+        if (profiler_) {
+            for (const OptionRow& row : profiler_->own_options) add_row(row);
+        } else {
+            // The same name in two profilers is one command-line option; which profiler's row
+            // parses the value is known once the profiler word is (see apply).
+            for (const ProfilerInfo* p : registry_)
+                for (const OptionRow& row : p->own_options)
+                    if (!find_row(row.long_name)) add_row(row);
+            symbols_ = add_value("--symbols");
         }
-        if (!profiler_) symbols_ = add_value("--symbols");
     }
 
     // Throws Error::usage for CLI11's syntax errors and for an unknown or unusable option.
@@ -115,17 +109,23 @@ public:
     }
 
     // Occurrences in command-line order, so "last wins" and the -v/-q counter come out right.
+    // Own options go to `own` through the row `profiler` declares under that name; given
+    // before the profiler word, those it does not declare are ignored (SPEC §1.2 rule 2).
     // Errors point at the help of `profiler`, the one that lists these options.
-    void apply(Options& opt, const ProfilerInfo* profiler) const {
+    void apply(Options& opt, const ProfilerInfo* profiler, ProfilerOptions* own) const {
         std::unordered_map<const CLI::Option*, std::size_t> seen;
         try {
             for (const CLI::Option* o : app_.parse_order()) {
                 std::string value = o->results().at(seen[o]++);
                 unprotect(value);
-                if (o == symbols_)
+                const OptionRow* row = row_of(o);
+                if (o == symbols_) {
                     opt.symbols = value;
-                else
-                    apply_one(*row_of(o), value, opt);
+                } else if (row->id != Opt::Own) {
+                    apply_one(*row, value, opt);
+                } else if (const OptionRow* mine = profiler ? own_row(*profiler, row->long_name) : nullptr) {
+                    if (own) mine->store(*own, own_value(*mine, value));
+                }
             }
         } catch (const Error& e) {
             throw Error(e.what() + see(profiler), e.hint(), e.kind());
@@ -133,6 +133,52 @@ public:
     }
 
 private:
+    void add_row(const OptionRow& row) {
+        CLI::Option* o = nullptr;
+        switch (row.kind) {
+            case ArgKind::Value:
+                o = add_value(cli11_names(row));
+                break;
+            case ArgKind::Flag:
+            case ArgKind::Counter:
+                o = app_.add_flag(cli11_names(row))->disable_flag_override();
+                break;
+            case ArgKind::OptionalValue:
+                // A flag, not an option with expected(0,1): CLI11 would take the next word
+                // as the value, and SPEC §1.2 wants only the attached "--x=v" form.
+                o = app_.add_flag(cli11_names(row) + "{" + kNoValue + "}");
+                break;
+        }
+        rows_[o] = &row;
+    }
+
+    const OptionRow* find_row(std::string_view long_name) const {
+        for (const auto& [o, row] : rows_)
+            if (long_name == row->long_name) return row;
+        return nullptr;
+    }
+
+    static const OptionRow* own_row(const ProfilerInfo& p, std::string_view long_name) {
+        for (const OptionRow& row : p.own_options)
+            if (long_name == row.long_name) return &row;
+        return nullptr;
+    }
+
+    // CLI11's result text as an OptionValue: flags "1"/"0", a bare optional value nothing.
+    static OptionValue own_value(const OptionRow& row, const std::string& v) {
+        switch (row.kind) {
+            case ArgKind::Flag:
+            case ArgKind::Counter:
+                return std::string_view(v == "false" ? "0" : "1");
+            case ArgKind::OptionalValue:
+                if (v == kNoValue) return std::nullopt;
+                return std::string_view(v);
+            case ArgKind::Value:
+                break;
+        }
+        return std::string_view(v);
+    }
+
     CLI::Option* add_value(const std::string& names) {
         return app_.add_option(names)->expected(1)->allow_extra_args(false)->multi_option_policy(
             CLI::MultiOptionPolicy::TakeAll);
@@ -160,26 +206,6 @@ private:
     // as the first word here they can only be a mistyped option, never a profiler or workload.
     static bool looks_like_option(const std::string& w) { return w.size() > 1 && w[0] == '-' && w != "--"; }
 
-    static uint64_t non_negative(const std::string& v, const char* option) {
-        long long n = core::parse_number(v, option);
-        if (n < 0) throw Error::usage(std::string("option `") + option + "' must not be negative");
-        return static_cast<uint64_t>(n);
-    }
-
-    static uint64_t bounded(const std::string& v, const char* option, uint64_t max) {
-        const uint64_t n = non_negative(v, option);
-        if (n > max)
-            throw Error::usage(std::string("option `") + option + "' must be at most " + std::to_string(max));
-        return n;
-    }
-
-    // --x alone means 1; --x=0 and --x=1 as given (SPEC §1.9).
-    static int zero_or_one(const std::string& v, const char* option) {
-        if (v == kNoValue) return 1;
-        if (v == "0" || v == "1") return v[0] - '0';
-        throw Error::usage(std::string("option `") + option + "' takes 0 or 1, not '" + v + "'");
-    }
-
     static void apply_one(const OptionRow& row, const std::string& v, Options& opt) {
         switch (row.id) {
             case Opt::Cpus:
@@ -202,7 +228,7 @@ private:
                 opt.watermark = core::parse_percent(v, row.long_name);
                 break;
             case Opt::Interval:
-                opt.interval_ms = non_negative(v, row.long_name);
+                opt.interval_ms = core::parse_count(v, row.long_name);
                 break;
             case Opt::Output:
                 opt.output = v;
@@ -214,10 +240,10 @@ private:
                 opt.mmap_pages = core::parse_pages(v);
                 break;
             case Opt::ExitN:
-                opt.exit_n = non_negative(v, row.long_name);
+                opt.exit_n = core::parse_count(v, row.long_name);
                 break;
             case Opt::UsageSelf:
-                opt.usage_self_ms = non_negative(v, row.long_name);
+                opt.usage_self_ms = core::parse_count(v, row.long_name);
                 break;
             case Opt::Version:
                 opt.version = true;
@@ -247,58 +273,37 @@ private:
             case Opt::CallGraph:
                 opt.call_graph = true;
                 break;
-            case Opt::Inherit:
-                opt.inherit = true;
-                break;
-            case Opt::Overwrite:
-                opt.overwrite = true;
-                break;
             case Opt::FlameGraph:
                 opt.flame_graph = v;
                 opt.flame_graph_given = true;
                 break;
-            case Opt::ExcludeUser:
-                opt.exclude_user = true;
+            case Opt::Perins:
+                opt.perins = true;
                 break;
-            case Opt::ExcludeKernel:
-                opt.exclude_kernel = true;
+            case Opt::Ptrace:
+                opt.ptrace = true;
                 break;
-            case Opt::ExcludeGuest:
-                opt.exclude_guest = true;
+            case Opt::Tsc:
+                opt.tsc = true;
                 break;
-            case Opt::ExcludeHost:
-                opt.exclude_host = true;
+            case Opt::ClockOffset:
+                opt.clock_offset = core::parse_count(v, row.long_name);
                 break;
-            case Opt::IrqsDisabled:
-                opt.ebpf.irqs_disabled = zero_or_one(v, row.long_name);
+            case Opt::Monotonic:
+                opt.monotonic = true;
                 break;
-            case Opt::TifNeedResched:
-                opt.ebpf.tif_need_resched = zero_or_one(v, row.long_name);
+            case Opt::SamplingLimit:
+                opt.sampling_limit = core::parse_count(v, row.long_name);
                 break;
-            case Opt::ExcludePid:
-                opt.ebpf.exclude_pid = bounded(v, row.long_name, INT32_MAX);
+            case Opt::PerfevalCpus:
+                core::parse_cpu_list(v);
+                opt.perfeval_cpus = v;
                 break;
-            case Opt::NrRunningMin:
-                opt.ebpf.nr_running_min = bounded(v, row.long_name, UINT32_MAX);
+            case Opt::PerfevalPids:
+                core::parse_pid_list(v);
+                opt.perfeval_pids = v;
                 break;
-            case Opt::NrRunningMax:
-                opt.ebpf.nr_running_max = bounded(v, row.long_name, UINT32_MAX);
-                break;
-            case Opt::SchedPolicy: {
-                // SCHED_NORMAL..SCHED_BATCH, SCHED_IDLE, SCHED_DEADLINE, SCHED_EXT (4 is unused).
-                const uint64_t p = bounded(v, row.long_name, 7);
-                if (p == 4) throw Error::usage("option `sched_policy': 4 is not a scheduling policy");
-                opt.ebpf.sched_policy = static_cast<int>(p);
-                break;
-            }
-            case Opt::Prio:
-                opt.ebpf.prio = core::parse_id_list(v, "prio", 139);
-                break;
-            case Opt::Freq:
-                opt.freq = non_negative(v, row.long_name);
-                break;
-            case Opt::Than:
-                opt.than = core::parse_percent(v, row.long_name);
+            case Opt::Own:
                 break;
         }
     }
@@ -316,12 +321,27 @@ private:
                 return "option `" + last.substr(2, last.find('=') - 2) + "' requires a value";
             }
             for (std::size_t i = 1; i < last.size(); ++i) {
-                const OptionRow* row = find_short(last[i]);
+                const OptionRow* row = any_short(last[i]);
                 if (row && row->kind == ArgKind::Value)
                     return "option `" + std::string(row->long_name) + "' requires a value";
             }
         }
         return what;
+    }
+
+    // A row of the table or of any profiler's own options, for messages.
+    const OptionRow* any_long(std::string_view name) const {
+        if (const OptionRow* row = find_long(name)) return row;
+        for (const ProfilerInfo* p : registry_)
+            if (const OptionRow* row = own_row(*p, name)) return row;
+        return nullptr;
+    }
+    const OptionRow* any_short(char c) const {
+        if (const OptionRow* row = find_short(c)) return row;
+        for (const ProfilerInfo* p : registry_)
+            for (const OptionRow& row : p->own_options)
+                if (c && row.short_name == c) return &row;
+        return nullptr;
     }
 
     // Message for the option-looking word CLI11 did not know.
@@ -331,15 +351,15 @@ private:
         bool known = false;
         if (w.starts_with("--")) {
             name = w.substr(2, w.find('=') - 2);
-            row = find_long(name);
+            row = any_long(name);
             if (!row && name.starts_with("no-")) {
-                const OptionRow* base = find_long(std::string_view(name).substr(3));
+                const OptionRow* base = any_long(std::string_view(name).substr(3));
                 if (base && !base->negatable) return "option `" + name + "' isn't available" + see(profiler_);
                 row = base;
             }
             known = row || name == "symbols";
         } else {
-            row = find_short(w[1]);
+            row = any_short(w[1]);
             if (!row) return "unknown switch `" + std::string(1, w[1]) + "'" + see(profiler_);
             name = row->long_name;
             known = true;
@@ -351,6 +371,7 @@ private:
     }
 
     const ProfilerInfo* profiler_;
+    const std::vector<const ProfilerInfo*>& registry_;
     CLI::App app_;
     std::unordered_map<const CLI::Option*, const OptionRow*> rows_;
     CLI::Option* symbols_ = nullptr;
@@ -373,11 +394,15 @@ std::vector<std::string> split_workload(const std::vector<std::string>& rest) {
     return {from, rest.end()};
 }
 
+std::shared_ptr<ProfilerOptions> make_own(const ProfilerInfo* p) {
+    return p && p->make_options ? p->make_options() : nullptr;
+}
+
 // `rest` starts with the `help` word (SPEC §1.10); `after` is the stretch of the profiler's
 // options, if a profiler was named.
-void parse_help_word(Parsed& out, const Pass& before, const Pass* after,
-                     const std::vector<std::string>& rest) {
-    Pass help(&kHelpWord);
+void parse_help_word(Parsed& out, const Pass& before, const Pass* after, const std::vector<std::string>& rest,
+                     const std::vector<const ProfilerInfo*>& registry) {
+    Pass help(&kHelpWord, registry);
     help.run({rest.begin() + 1, rest.end()});
     if (auto hv = help.first_help_or_version()) {
         out.action = *hv == Opt::Version ? Action::Version
@@ -386,9 +411,11 @@ void parse_help_word(Parsed& out, const Pass& before, const Pass* after,
         out.opt.version = *hv == Opt::Version;
         return;
     }
-    before.apply(out.opt, out.profiler);
-    if (after) after->apply(out.opt, out.profiler);
-    help.apply(out.opt, out.profiler);
+    std::shared_ptr<ProfilerOptions> own = make_own(out.profiler);
+    before.apply(out.opt, out.profiler, own.get());
+    if (after) after->apply(out.opt, out.profiler, own.get());
+    help.apply(out.opt, out.profiler, own.get());
+    out.opt.own = std::move(own);
     if (!help.rest().empty())
         throw Error::usage("unexpected '" + help.rest().front() + "' after help" + see(out.profiler));
     out.action = Action::HelpWord;
@@ -400,7 +427,7 @@ Parsed parse(const std::vector<std::string>& args, const std::vector<const Profi
     Parsed out;
     if (args.empty()) return out;
 
-    Pass before(nullptr);
+    Pass before(nullptr, registry);
     before.run(args);
     if (auto hv = before.first_help_or_version()) {
         out.action = *hv == Opt::Help ? Action::MainHelp : Action::Version;
@@ -414,10 +441,10 @@ Parsed parse(const std::vector<std::string>& args, const std::vector<const Profi
     if (!profiler) {
         // `perf-prof [OPTION...] help`: templates of every profiler (SPEC §1.10).
         if (!rest.empty() && rest.front() == "help") {
-            parse_help_word(out, before, nullptr, rest);
+            parse_help_word(out, before, nullptr, rest, registry);
             return out;
         }
-        before.apply(out.opt, nullptr);
+        before.apply(out.opt, nullptr, nullptr);
         if (rest.empty()) {
             out.action = out.opt.symbols.empty() ? Action::MainHelp : Action::Symbols;
             return out;
@@ -429,7 +456,7 @@ Parsed parse(const std::vector<std::string>& args, const std::vector<const Profi
 
     out.profiler = profiler;
     out.opt.profiler = profiler->name;
-    Pass after(profiler);
+    Pass after(profiler, registry);
     after.run({rest.begin() + 1, rest.end()});
     if (auto hv = after.first_help_or_version()) {
         out.action = *hv == Opt::Help ? Action::ProfilerHelp : Action::Version;
@@ -440,13 +467,15 @@ Parsed parse(const std::vector<std::string>& args, const std::vector<const Profi
     // `help` as the first workload word; "-- help" runs a command named help, and commands
     // with their own words (list, usdt) take it as one of them.
     if (!profiler->run_words && !after.rest().empty() && after.rest().front() == "help") {
-        parse_help_word(out, before, &after, after.rest());
+        parse_help_word(out, before, &after, after.rest(), registry);
         return out;
     }
 
     // Values are validated only now, so that -h anywhere before the workload wins over a bad value.
-    before.apply(out.opt, profiler);
-    after.apply(out.opt, profiler);
+    std::shared_ptr<ProfilerOptions> own = make_own(profiler);
+    before.apply(out.opt, profiler, own.get());
+    after.apply(out.opt, profiler, own.get());
+    out.opt.own = std::move(own);
     out.opt.workload = split_workload(after.rest());
     out.separator = !after.rest().empty() && after.rest().front() == "--";
     out.action = Action::Run;

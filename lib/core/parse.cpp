@@ -156,6 +156,25 @@ long long parse_number(std::string_view text, std::string_view option) {
     return v;
 }
 
+uint64_t parse_count(std::string_view text, std::string_view option) {
+    const long long n = parse_number(text, option);
+    if (n < 0) throw Error::usage("option `" + std::string(option) + "' must not be negative");
+    return static_cast<uint64_t>(n);
+}
+
+uint64_t parse_bounded(std::string_view text, std::string_view option, uint64_t max) {
+    const uint64_t n = parse_count(text, option);
+    if (n > max)
+        throw Error::usage("option `" + std::string(option) + "' must be at most " + std::to_string(max));
+    return n;
+}
+
+int parse_zero_or_one(std::optional<std::string_view> text, std::string_view option) {
+    if (!text) return 1;
+    if (*text == "0" || *text == "1") return (*text)[0] - '0';
+    throw Error::usage("option `" + std::string(option) + "' takes 0 or 1, not '" + std::string(*text) + "'");
+}
+
 int parse_pages(std::string_view text) {
     long long n = parse_number(text, "mmap-pages");
     if (n <= 0 || n > INT_MAX || (n & (n - 1)) != 0)

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -23,6 +24,13 @@ uint64_t parse_time_ns(std::string_view text);
 // C strtoll(text, 0) with the whole text consumed. `option` is the long name without dashes,
 // used in "option `NAME' expects a numerical value".
 long long parse_number(std::string_view text, std::string_view option);
+
+// A number >= 0 ("option `NAME' must not be negative"), or one from 0 to `max`.
+uint64_t parse_count(std::string_view text, std::string_view option);
+uint64_t parse_bounded(std::string_view text, std::string_view option, uint64_t max);
+
+// An optional-value option that is 0 or 1 and means 1 when given bare (--irqs_disabled).
+int parse_zero_or_one(std::optional<std::string_view> text, std::string_view option);
 
 // -m/--mmap-pages: a positive power of two that fits an int.
 int parse_pages(std::string_view text);

@@ -39,26 +39,6 @@ constexpr unsigned kResyncTicks = 60;                // clock resynchronisation,
 // they wait there, so output stays prompt on a quiet machine.
 constexpr uint64_t kFlushMs = 100;
 
-std::vector<int> threads_of(int pid) {
-    std::vector<int> tids;
-    std::error_code ec;
-    std::filesystem::directory_iterator it("/proc/" + std::to_string(pid) + "/task", ec);
-    if (ec)
-        throw Error("cannot open /proc/" + std::to_string(pid) + "/task: process " + std::to_string(pid) +
-                    " does not exist or has exited");
-    for (const auto& e : it) tids.push_back(std::atoi(e.path().filename().c_str()));
-    std::sort(tids.begin(), tids.end());
-    return tids;
-}
-
-void check_thread(int tid) {
-    std::error_code ec;
-    std::string dir = "/proc/" + std::to_string(tid) + "/task/" + std::to_string(tid);
-    if (!std::filesystem::exists(dir, ec))
-        throw Error("cannot open " + dir + ": thread " + std::to_string(tid) +
-                    " does not exist or has exited");
-}
-
 core::Fd make_timer(uint64_t period_ms) {
     core::Fd fd(::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC));
     if (!fd) throw Error::sys(errno, "timerfd_create");
@@ -74,19 +54,6 @@ void consume_timer(int fd) {
     uint64_t n;
     while (::read(fd, &n, sizeof(n)) < 0 && errno == EINTR) {
     }
-}
-
-// SPEC §2.8 rule 1: OPTIONS split on single spaces, whole-text quotes already removed.
-std::vector<std::string> split_spaces(const std::string& s) {
-    std::vector<std::string> words;
-    size_t i = 0;
-    while (i <= s.size()) {
-        size_t j = s.find(' ', i);
-        if (j == std::string::npos) j = s.size();
-        if (j > i) words.push_back(s.substr(i, j - i));
-        i = j + 1;
-    }
-    return words;
 }
 
 }  // namespace
@@ -116,8 +83,8 @@ std::string_view Session::comm(uint32_t tid) {
     return "<...>";
 }
 
-int64_t Session::realtime(uint64_t perf_time) const {
-    return clock_.to_realtime(perf_time);
+int64_t Session::realtime(uint64_t time) const {
+    return clock_->realtime(time);
 }
 
 int Session::run() {
@@ -132,6 +99,13 @@ int Session::run() {
     std::setvbuf(stdout, buf, _IOFBF, sizeof(buf));
     redirect_output();
     setup_signals();
+    // Every event is an fd per CPU (and per followed task): use what the hard limit allows,
+    // as perf does. The workload, forked already, keeps the limit it was given.
+    rlimit rl;
+    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        ::setrlimit(RLIMIT_NOFILE, &rl);
+    }
 
     comms_ = std::make_unique<CommTable>();
     // Symbols of a process are kept as long as its name: samples read after its exit record
@@ -151,14 +125,19 @@ int Session::run() {
         l.path = std::string(m.path);
         stack::shared_syms().add_mapping(int(m.pid), l);
     };
-    clock_sync_ = std::make_unique<ClockSync>(tep());
-    clock_sync_->sync(clock_);
+    clock_ = std::make_unique<EventClock>(opt_, tep());
 
     attach();
     Device& top = add_device(info_, opt_, nullptr);
     open_device(top);
+    // Seized before anything runs: the workload still waits to exec.
+    start_following();
     for (auto& d : devices_) overwrite_ |= d->plan.overwrite;
-    if (top.plan.order || opt_.order) orderer_ = std::make_unique<Orderer>(rings_.size());
+    // One time order for every ring when any device needs it (a nested task-state pairs
+    // events of different CPUs even when its parent was not asked for --order).
+    const bool order = opt_.order || std::any_of(devices_.begin(), devices_.end(),
+                                                 [](const auto& d) { return d->plan.order; });
+    if (order) orderer_ = std::make_unique<Orderer>(rings_.size());
 
     epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
     if (!epoll_) throw Error::sys(errno, "epoll_create1");
@@ -167,7 +146,7 @@ int Session::run() {
         const Device& d = *rings_[i].dev;
         // Overwrite rings are not watched: they are read at ticks and at exit (SPEC §4.3).
         if (d.plan.overwrite) continue;
-        add_fd(rings_[i].ring->fd(), tag(kRing, uint32_t(i)), EPOLLIN | EPOLLHUP);
+        watch_ring(i);
         batched |= d.opt.watermark ? *d.opt.watermark != 0 : !d.plan.per_event_wakeup;
     }
     for (int fd : comms_->fds()) add_fd(fd, tag(kSideBand));
@@ -224,223 +203,6 @@ void Session::setup_signals() {
     std::signal(SIGPIPE, SIG_IGN);
 }
 
-void Session::attach() {
-    // Attach model precedence: -p, -t, workload, CPUs (+cgroups) (SPEC §1.6).
-    std::vector<int> tids;
-    per_thread_ = true;
-    if (!opt_.pids.empty()) {
-        for (int pid : core::parse_pid_list(opt_.pids))
-            for (int t : threads_of(pid)) tids.push_back(t);
-    } else if (!opt_.tids.empty()) {
-        tids = core::parse_pid_list(opt_.tids);
-        for (int t : tids) check_thread(t);
-    } else if (workload_) {
-        tids = {workload_->pid()};
-    } else {
-        per_thread_ = false;
-    }
-    // The kernel refuses to mmap an inherited event that is not bound to a CPU, so with
-    // --inherit the tasks are watched on every CPU, one ring per CPU (as perf record does).
-    ring_per_cpu_ = !per_thread_ || opt_.inherit;
-    cpus_ = !ring_per_cpu_ ? any_cpu()
-            : per_thread_
-                ? online_cpus()
-                : online_cpus(opt_.cpus.empty() ? std::vector<int>{} : core::parse_cpu_list(opt_.cpus));
-    threads_ = per_thread_ ? thread_map(tids) : all_threads();
-    if (!per_thread_ && opt_.cgroups_given) cgroups_ = open_cgroups(opt_.cgroups);
-}
-
-Session::Device& Session::add_device(const ProfilerInfo& info, const Options& opt, Device* parent) {
-    devices_.push_back(std::make_unique<Device>(*this, info, opt, parent));
-    Device& d = *devices_.back();
-    d.profiler = info.create(d);
-    d.plan = d.profiler->plan();
-    if (d.plan.events.empty() && d.plan.nested.empty())
-        throw Error(std::string(info.name) + ": no events to open");
-    return d;
-}
-
-void Session::open_device(Device& d) {
-    const int ncpu = perf_cpu_map__nr(cpus_.get()), nthr = perf_thread_map__nr(threads_.get());
-    d.pages = d.opt.mmap_pages.value_or(d.plan.pages);
-    d.need_ids = d.plan.events.size() > 1;
-    d.evsels.resize(d.plan.events.size());
-    d.user_filters.resize(d.plan.events.size());
-    for (size_t e = 0; e < d.plan.events.size(); e++) {
-        EventSpec& spec = d.plan.events[e];
-        perf_event_attr a = spec.attr;
-        a.size = sizeof(a);
-        a.disabled = 1;
-        a.sample_id_all = 1;  // lost records carry a time
-        if (d.need_ids) a.sample_type |= PERF_SAMPLE_IDENTIFIER;
-        if (!spec.probe.empty()) a.config1 = reinterpret_cast<uintptr_t>(spec.probe.c_str());
-        // Wake-ups (SPEC §3.2, with batching as our default where SPEC wakes per event).
-        if (d.plan.overwrite) {
-            a.write_backward = 1;
-            a.watermark = 1;
-            a.wakeup_watermark = static_cast<uint32_t>(uint64_t(d.pages) * 4096);
-        } else if (d.opt.watermark) {
-            if (*d.opt.watermark == 0) {
-                a.watermark = 0;
-                a.wakeup_events = 1;
-            } else {
-                a.watermark = 1;
-                a.wakeup_watermark = static_cast<uint32_t>(uint64_t(d.pages) * 4096 * *d.opt.watermark / 100);
-            }
-        } else if (d.plan.per_event_wakeup) {
-            a.watermark = 0;
-            if (!a.wakeup_events) a.wakeup_events = 1;
-        } else if (!a.wakeup_watermark) {
-            a.watermark = 1;
-            a.wakeup_watermark = static_cast<uint32_t>(uint64_t(d.pages) * 4096 / 2);
-        }
-        spec.attr = a;
-        if (e == 0) {
-            d.sample_type = a.sample_type;
-            d.time_off = 8 * (!!(a.sample_type & PERF_SAMPLE_IDENTIFIER) +
-                              !!(a.sample_type & PERF_SAMPLE_IP) + !!(a.sample_type & PERF_SAMPLE_TID));
-        }
-        const std::string what = event_name(spec);
-
-        // cpus= opens the event on the intersection with the device's CPUs; an empty
-        // intersection ignores the attribute (SPEC §2.5).
-        CpuMap cpus = cpus_;
-        std::vector<int> cpu_index;
-        if (ring_per_cpu_ && !spec.cpus.empty()) {
-            std::vector<int> keep;
-            for (int c = 0; c < ncpu; c++) {
-                int cpu = perf_cpu_map__cpu(cpus_.get(), c).cpu;
-                if (std::find(spec.cpus.begin(), spec.cpus.end(), cpu) != spec.cpus.end()) {
-                    keep.push_back(cpu);
-                    cpu_index.push_back(c);
-                }
-            }
-            if (!keep.empty())
-                cpus = online_cpus(keep);
-            else
-                cpu_index.clear();
-        }
-        if (cpu_index.empty())
-            for (int c = 0; c < ncpu; c++) cpu_index.push_back(c);
-
-        if (cgroups_.empty()) {
-            perf_evsel* ev = events_.add(a);
-            events_.open(ev, cpus, threads_, 0, what);
-            d.evsels[e].push_back(ev);
-        } else {
-            for (const Cgroup& cg : cgroups_) {
-                perf_evsel* ev = events_.add(a);
-                events_.open(ev, cpus, thread_map({cg.fd.get()}), PERF_FLAG_PID_CGROUP,
-                             what + " in cgroup '" + cg.path + "'");
-                d.evsels[e].push_back(ev);
-            }
-        }
-        for (perf_evsel* ev : d.evsels[e])
-            for (size_t c = 0; c < cpu_index.size(); c++)
-                for (int t = 0; t < (per_thread_ ? nthr : 1); t++) {
-                    int fd = EventList::fd(ev, int(c), t);
-                    install_filter(d, e, fd, what);
-                    if (d.need_ids) {
-                        uint64_t id = 0;
-                        if (::ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0)
-                            throw Error::sys(errno, "PERF_EVENT_IOC_ID");
-                        d.ids.emplace(id, int(e));
-                    }
-                }
-        d.instances.push_back(std::move(cpu_index));
-    }
-    if (!d.plan.events.empty()) map_rings(d);
-    open_nested(d);
-}
-
-void Session::install_filter(Device& d, size_t e, int fd, const std::string& what) {
-    EventSpec& spec = d.plan.events[e];
-    // Every instance gets the program, or the run stops: never sample unfiltered (SPEC §1.9).
-    if (spec.bpf_prog >= 0 && ::ioctl(fd, PERF_EVENT_IOC_SET_BPF, spec.bpf_prog) != 0)
-        throw Error::sys(errno, what + ": attaching the eBPF filter (PERF_EVENT_IOC_SET_BPF)");
-    if (spec.filter.empty() || d.user_filters[e]) return;
-    if (::ioctl(fd, PERF_EVENT_IOC_SET_FILTER, spec.filter.c_str()) == 0) return;
-    const int err = errno;
-    if (d.plan.user_filter && !spec.fields.empty()) {
-        // The kernel compares fields with constants only; the same expression evaluated per
-        // sample here keeps the meaning (SPEC §2.6.2).
-        try {
-            d.user_filters[e] = std::make_unique<filter::Program>(filter::compile(spec.filter, spec.fields));
-        } catch (const filter::CompileError& ce) {
-            std::fputs(ce.diagnostics().c_str(), stdout);
-            std::fflush(stdout);
-            throw Error(what + " filter '" + spec.filter + "' failed, " + std::strerror(err));
-        }
-        std::printf("%s filters '%s' in userspace\n", what.c_str(), spec.filter.c_str());
-        return;
-    }
-    throw Error(what + " filter '" + spec.filter + "' failed, " + std::strerror(err));
-}
-
-void Session::open_nested(Device& parent) {
-    for (const NestedSpec& n : parent.plan.nested) {
-        std::vector<std::string> words{n.profiler};
-        for (std::string& w : split_spaces(n.options)) words.push_back(std::move(w));
-        cli::Parsed p = cli::parse(words, all_profilers());
-        if (p.action != cli::Action::Run || !p.profiler || p.profiler->run_words)
-            throw Error("profiler " + n.profiler + " cannot be nested in " + parent.info.name);
-        if (!p.opt.workload.empty())
-            throw Error::usage("nested " + n.profiler + ": unexpected word '" + p.opt.workload[0] + "'");
-        // Opened on exactly the parent's CPUs and threads, so instances correspond (SPEC §2.8).
-        Options o = p.opt;
-        o.cpus = parent.opt.cpus;
-        o.pids = parent.opt.pids;
-        o.tids = parent.opt.tids;
-        o.workload.clear();
-        Device& child = add_device(*p.profiler, o, &parent);
-        if (!n.cpus.empty())
-            for (EventSpec& e : child.plan.events) e.cpus = n.cpus;
-        // A nested child wakes in batches unless told otherwise (SPEC §3.2).
-        child.plan.per_event_wakeup = false;
-        open_device(child);
-    }
-}
-
-void Session::map_rings(Device& d) {
-    const int nthr = perf_thread_map__nr(threads_.get());
-    const int n = ring_per_cpu_ ? perf_cpu_map__nr(cpus_.get()) : nthr;
-    for (int i = 0; i < n; i++) {
-        Ring r;
-        r.dev = &d;
-        r.instance = i;
-        if (ring_per_cpu_)
-            r.cpu = perf_cpu_map__cpu(cpus_.get(), i).cpu;
-        else
-            r.tid = perf_thread_map__pid(threads_.get(), i);
-        int ring_fd = -1;
-        // All events of one instance share one ring (PERF_EVENT_IOC_SET_OUTPUT).
-        for (size_t e = 0; e < d.evsels.size(); e++) {
-            const std::vector<int>& idx = d.instances[e];
-            int c = 0, t0 = i, t1 = i + 1;
-            if (ring_per_cpu_) {
-                auto it = std::find(idx.begin(), idx.end(), i);
-                if (it == idx.end()) continue;  // cpus= left this CPU out
-                c = int(it - idx.begin());
-                t0 = 0;
-                t1 = per_thread_ ? nthr : 1;  // --inherit: every thread's event on this CPU
-            }
-            for (perf_evsel* ev : d.evsels[e])
-                for (int t = t0; t < t1; t++) {
-                    int fd = EventList::fd(ev, c, t);
-                    if (ring_fd < 0) {
-                        r.ring = std::make_unique<MappedRing>(fd, d.pages, d.plan.overwrite);
-                        ring_fd = fd;
-                    } else if (::ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring_fd) != 0) {
-                        throw Error::sys(errno, "cannot share a ring buffer (PERF_EVENT_IOC_SET_OUTPUT)");
-                    }
-                }
-        }
-        if (!r.ring) continue;
-        d.rings.push_back(rings_.size());
-        rings_.push_back(std::move(r));
-    }
-}
-
 void Session::enable() {
     int64_t t0 = core::monotonic_now_ns();
     events_.enable();
@@ -449,13 +211,17 @@ void Session::enable() {
     // instances a sample from before the last one was enabled is dropped, so that no state
     // starts on one CPU while another was still blind. The cut-off is the end of the enable
     // call, expressed in perf time through the clock calibration.
-    if (rings_.size() > 1 && !overwrite_ && clock_.calibrated()) cutoff_ = clock_.from_monotonic(t1);
+    if (rings_.size() > 1 && !overwrite_ && clock_->calibrated()) cutoff_ = clock_->raw_from_monotonic(t1);
     if (opt_.verbose > 0) {
         int64_t d = (t1 - t0 + 500) / 1000;
         std::printf("%s: enabled after %lld.%06lld\n", info_.name, (long long)(d / 1000000),
                     (long long)(d % 1000000));
         std::fflush(stdout);
     }
+}
+
+void Session::watch_ring(size_t idx) {
+    add_fd(rings_[idx].ring->fd(), tag(kRing, uint32_t(idx)), EPOLLIN | EPOLLHUP);
 }
 
 void Session::add_fd(int fd, uint64_t t, uint32_t events) {
@@ -539,11 +305,14 @@ void Session::on_signal() {
                 stopping_ = true;
                 break;
             case SIGCHLD:
-                if (workload_ && workload_->reap()) stopping_ = true;
+                reap();
                 break;
             case SIGUSR1:
-                // Log rotation: re-open the -o file.
+                // Log rotation: re-open the -o file; the profilers' own statistics (SPEC §4.4.7).
                 if (!opt_.output.empty()) redirect_output();
+                for (auto& d : devices_)
+                    if (!d->closed) d->profiler->sigusr1();
+                std::fflush(stdout);
                 break;
             case SIGUSR2:
                 dump_state();
@@ -653,7 +422,11 @@ void Session::read_record(Ring& r, const perf_event_header& h) {
 }
 
 void Session::deliver_lost(Ring& r, const LostRange& l) {
-    if (!r.dev->closed) r.dev->profiler->lost(l);
+    if (r.dev->closed) return;
+    LostRange c = l;
+    if (c.start) c.start = clock_->convert(c.start);
+    if (c.end) c.end = clock_->convert(c.end);
+    r.dev->profiler->lost(c);
 }
 
 void Session::flush_ordered(bool all) {
@@ -679,10 +452,11 @@ void Session::deliver(Ring& r, const perf_event_header& h, uint64_t time) {
     const EventSpec& spec = d.plan.events[size_t(e)];
     Sample s;
     if (!decode_sample(h, spec.attr.sample_type, s)) return;
-    s.time = time;  // raised when the Orderer fixed it
+    s.time = clock_->convert(time);  // raised when the Orderer fixed it
     s.event = &spec;
     s.event_index = e;
     s.instance = r.instance;
+    if (d.perfeval) d.perfeval->count(s);
     if (const filter::Program* f = d.user_filters[size_t(e)].get()) {
         filter::EvalContext c;
         c.data = s.raw;
@@ -703,19 +477,12 @@ void Session::deliver(Ring& r, const perf_event_header& h, uint64_t time) {
                 if (!p.parent) stopping_ = true;
             }
         }
-        if (d.opt.exit_n && ++d.samples >= d.opt.exit_n) {
-            // -N of a child closes the child only; the parent keeps running.
-            d.closed = true;
-            for (auto& list : d.evsels)
-                for (perf_evsel* ev : list) perf_evsel__disable(ev);
-        }
+        // -N of a child closes the child only; the parent keeps running.
+        if (d.opt.exit_n && ++d.samples >= d.opt.exit_n) close_device(d);
         return;
     }
     d.profiler->sample(s);
-    if (d.opt.exit_n && ++d.samples >= d.opt.exit_n) {
-        d.closed = true;
-        stopping_ = true;
-    }
+    if (d.opt.exit_n && ++d.samples >= d.opt.exit_n) close_device(d);
 }
 
 void Session::tick() {
@@ -725,6 +492,8 @@ void Session::tick() {
         report_lost(*d);
         // Children print no periodic statistics of their own (SPEC §2.8 rule 7).
         if (!d->parent) d->profiler->interval();
+        if (d->perfeval && !d->closed && d->perfeval->report(stdout, d->info.name, opt_.interval_ms))
+            close_device(*d);
     }
 }
 
@@ -732,8 +501,9 @@ void Session::housekeeping() {
     if (!opt_.interval_ms)
         for (auto& d : devices_) report_lost(*d);  // at most once a second (SPEC §3.3)
     comms_->gc(kCommKeepNs);
-    if (++house_ticks_ % kResyncTicks == 0) clock_sync_->sync(clock_);
-    if (workload_ && workload_->reap()) stopping_ = true;
+    if (++house_ticks_ % kResyncTicks == 0) clock_->sync();
+    reap();
+    if (attached_tasks_gone()) stopping_ = true;
 }
 
 void Session::finish() {
@@ -750,7 +520,15 @@ void Session::finish() {
     for (auto it = devices_.rbegin(); it != devices_.rend(); ++it) (*it)->profiler->finish();
     std::fflush(stdout);
     for (auto& d : devices_) report_lost(*d);
+    follower_.reset();  // every followed task let go, with the signal it was about to get
     workload_.reset();  // SIGTERM to a workload still running
+}
+
+void Session::reap() {
+    if (follower_)
+        follower_->poll([this](int tid) { follow(tid); }, [this](int tid) { task_exited(tid); });
+    else if (workload_ && workload_->reap())
+        stopping_ = true;
 }
 
 }  // namespace perfprof::perf

@@ -3,6 +3,7 @@
 // every attached task (SPEC §1.6, §1.11, §3). Profilers named inside an event list (SPEC
 // §2.8) become child devices on the same CPUs and threads whose samples are forwarded to
 // the parent; with ordering, every ring of every device feeds one Orderer (SPEC §3.4).
+// With --ptrace (SPEC §3.10) tasks created later are followed (session_open.cpp).
 #pragma once
 
 #include <sys/epoll.h>
@@ -18,11 +19,12 @@
 #include "perf-prof/options.h"
 #include "perf-prof/profiler.h"
 #include "perf/cgroup.h"
-#include "perf/clock_sync.h"
 #include "perf/comm_table.h"
+#include "perf/event_clock.h"
 #include "perf/event_list.h"
 #include "perf/orderer.h"
 #include "perf/ring.h"
+#include "perf/task_follower.h"
 #include "perf/workload.h"
 #include "tep/tep.h"
 
@@ -58,12 +60,26 @@ private:
 
     void redirect_output();
     void setup_signals();
+    // session_open.cpp: attaching, opening devices, following new tasks.
     void attach();
     Device& add_device(const ProfilerInfo& info, const Options& opt, Device* parent);
     void open_device(Device& d);
+    // `filter` replaces the planned event's filter (the clone for one followed task).
+    std::vector<perf_evsel*> open_event(Device& d, size_t e, const CpuMap& cpus, const ThreadMap& threads,
+                                        const std::string* filter = nullptr);
     void open_nested(Device& parent);
-    void install_filter(Device& d, size_t e, int fd, const std::string& what);
+    void install_filter(Device& d, size_t e, int fd, const std::string& text, const std::string& what);
     void map_rings(Device& d);
+    size_t add_ring(Ring r);
+    void start_following();
+    void follow(int tid);
+    void follow_device(Device& d, int tid);
+    void follow_filtered(Device& d, int tid);
+    void share_cpu_rings(Device& d, perf_evsel* ev);
+    void task_exited(int tid);
+    bool attached_tasks_gone() const;
+    void close_device(Device& d);
+    void watch_ring(size_t idx);
     void enable();
     void loop();
     void finish();
@@ -79,6 +95,7 @@ private:
     uint64_t record_time(const Device& d, const perf_event_header& h) const;
     void tick();
     void housekeeping();
+    void reap();
     void report_lost(Device& d);
     void usage_self();
     void dump_state();
@@ -91,18 +108,18 @@ private:
     std::unique_ptr<Workload> workload_;
     std::unique_ptr<tep::Tep> tep_;
     std::unique_ptr<CommTable> comms_;
-    std::unique_ptr<ClockSync> clock_sync_;
-    core::WallClock clock_;
+    std::unique_ptr<EventClock> clock_;
     filter::EvalHooks hooks_;
     std::array<std::string, 8> hook_bufs_;  // comm_get() results, reused round-robin
     unsigned hook_next_ = 0;
 
-    // The attachment every device shares (SPEC §2.8: children open on the parent's maps).
-    CpuMap cpus_;
-    ThreadMap threads_;
-    bool per_thread_ = false;   // attached to tasks (-p, -t, workload), not to whole CPUs
-    bool ring_per_cpu_ = true;  // rings per CPU (system-wide, or tasks with --inherit)
+    // The attachment every device starts from (SPEC §2.8: children open on the parent's maps);
+    // a device may watch whole CPUs instead of the tasks (EventPlan::system_wide).
+    CpuMap cpus_;              // -C ∩ online CPUs
+    std::vector<int> tids_;    // the attached tasks, ascending; grows as tasks are followed
+    bool per_thread_ = false;  // attached to tasks (-p, -t, workload), not to whole CPUs
     std::vector<Cgroup> cgroups_;
+    std::unique_ptr<TaskFollower> follower_;  // after workload_: detached before it is ended
 
     EventList events_;  // every event of every device: enabled and disabled together
     std::vector<std::unique_ptr<Device>> devices_;  // [0] is the top-level profiler

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "perf/perfeval.h"
 #include "perf/session.h"
 
 namespace perfprof::perf {
@@ -26,6 +27,9 @@ struct Session::Device final : Context {
     void wall(uint64_t t, std::string& out) override { core::append_wall(session.realtime(t), out); }
     FILE* out() override { return stdout; }
     const filter::EvalHooks* eval_hooks() override { return session.eval_hooks(); }
+    const std::vector<int>& threads() const override { return session.tids_; }
+    bool forwarding() const override { return parent != nullptr; }
+    bool tsc_time() const override { return session.clock_->tsc(); }
 
     int event_of(uint64_t id) const {
         auto it = ids.find(id);
@@ -38,9 +42,15 @@ struct Session::Device final : Context {
     Device* parent;
     std::unique_ptr<Profiler> profiler;
     EventPlan plan;
-    std::vector<std::vector<perf_evsel*>> evsels;  // per planned event: its evsels (x cgroups)
-    std::vector<std::vector<int>> instances;       // per planned event: evsel cpu index -> instance
-    std::unordered_map<uint64_t, int> ids;         // sample id -> planned event (hot path)
+    // Where its events open: the session's tasks, or whole CPUs (system_wide or no tasks).
+    CpuMap cpus;
+    ThreadMap thread_map;
+    bool per_thread = false;   // one event per task
+    bool ring_per_cpu = true;  // rings per CPU (whole CPUs, or tasks with inherit)
+    std::vector<std::vector<perf_evsel*>>
+        evsels;                               // per planned event: its evsels (x cgroups, + followed tasks)
+    std::vector<std::vector<int>> instances;  // per planned event: evsel cpu index -> instance
+    std::unordered_map<uint64_t, int> ids;    // sample id -> planned event (hot path)
     bool need_ids = false;
     std::vector<std::unique_ptr<filter::Program>> user_filters;  // per event, null = none
     std::vector<size_t> rings;
@@ -50,6 +60,7 @@ struct Session::Device final : Context {
     uint64_t samples = 0;
     bool closed = false;
     uint64_t lost_total = 0, lost_pending = 0;
+    std::unique_ptr<PerfEval> perfeval;  // --perfeval-*, null when not asked for
 };
 
 }  // namespace perfprof::perf

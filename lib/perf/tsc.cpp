@@ -25,7 +25,11 @@ uint64_t tsc_khz_from_cpuid15(uint32_t eax, uint32_t ebx, uint32_t ecx) {
 namespace {
 
 // The user-time fields of a dummy event's mmap page: filled where sched_clock is the TSC.
-uint64_t from_mmap_page() {
+struct TimeFields {
+    bool cap_time = false, cap_time_zero = false;
+    TscConversion conv;
+};
+std::optional<TimeFields> read_mmap_page() {
     perf_event_attr a{};
     a.size = sizeof(a);
     a.type = PERF_TYPE_SOFTWARE;
@@ -33,13 +37,24 @@ uint64_t from_mmap_page() {
     a.disabled = 1;
     a.exclude_kernel = 1;
     core::Fd fd = open_on_self(a);
-    if (!fd) return 0;
+    if (!fd) return std::nullopt;
     const long page = sysconf(_SC_PAGESIZE);
     void* p = ::mmap(nullptr, static_cast<size_t>(page), PROT_READ, MAP_SHARED, fd.get(), 0);
-    if (p == MAP_FAILED) return 0;
+    if (p == MAP_FAILED) return std::nullopt;
     core::Mmap map(p, static_cast<size_t>(page));
     const auto* pg = static_cast<const perf_event_mmap_page*>(p);
-    return pg->cap_user_time ? tsc_khz_from_mult(pg->time_mult, pg->time_shift) : 0;
+    TimeFields f;
+    f.cap_time = pg->cap_user_time;
+    f.cap_time_zero = pg->cap_user_time_zero;
+    f.conv.time_zero = pg->time_zero;
+    f.conv.mult = pg->time_mult;
+    f.conv.shift = pg->time_shift;
+    return f;
+}
+
+uint64_t from_mmap_page() {
+    const std::optional<TimeFields> f = read_mmap_page();
+    return f && f->cap_time ? tsc_khz_from_mult(f->conv.mult, f->conv.shift) : 0;
 }
 
 uint64_t from_cpuid() {
@@ -50,6 +65,24 @@ uint64_t from_cpuid() {
 }
 
 }  // namespace
+
+std::optional<TscConversion> tsc_conversion() {
+    const std::optional<TimeFields> f = read_mmap_page();
+    if (!f || !f->cap_time_zero || f->conv.mult == 0 || f->conv.shift > 63) return std::nullopt;
+    return f->conv;
+}
+
+uint64_t tsc_to_perf_ns(const TscConversion& c, uint64_t cycles) {
+    // The kernel's split, so that no product overflows: whole 2^shift units, then the rest.
+    const uint64_t quot = cycles >> c.shift, rem = cycles & ((uint64_t(1) << c.shift) - 1);
+    return c.time_zero + quot * c.mult + ((rem * c.mult) >> c.shift);
+}
+
+uint64_t perf_ns_to_tsc(const TscConversion& c, uint64_t ns) {
+    const uint64_t t = ns - c.time_zero;
+    const uint64_t quot = t / c.mult, rem = t % c.mult;
+    return (quot << c.shift) + (rem << c.shift) / c.mult;
+}
 
 uint64_t tsc_khz() {
     if (uint64_t k = from_mmap_page()) return k;

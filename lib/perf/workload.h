@@ -26,6 +26,8 @@ public:
     // Reaps the child if it exited (non-blocking). True once it has exited.
     bool reap();
     bool exited() const { return exited_; }
+    // Reaped by someone else (the task follower, whose tracee it is).
+    void set_exited() { exited_ = true; }
 
 private:
     pid_t pid_ = -1;

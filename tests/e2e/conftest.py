@@ -310,7 +310,7 @@ def assert_not_crashed(rc, what="perf-prof"):
 # --------------------------------------------------------------------------- output parsing
 
 WALL_RE = r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}"
-ENABLED_RE = r"(^|\s)signal: enabled after \d+\.\d{6}$"
+ENABLED_RE = r"(^|\s)[\w-]+: enabled after \d+\.\d{6}$"
 
 # {WALL} {comm:>16} {pid:>6} {LAT} [{cpu:03}] {sec}.{usec:06}: signal:signal_generate: sig=N
 #   errno=E code=C comm=TARGET pid=P grp=G res=R

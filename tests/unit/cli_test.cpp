@@ -1,12 +1,15 @@
 // lib/cli: option table, parser (SPEC §1.2–§1.5) and help layout (SPEC §1.8).
 #include <gtest/gtest.h>
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "cli/help.h"
 #include "cli/option_table.h"
 #include "cli/parser.h"
+#include "core/parse.h"
 #include "perf-prof/error.h"
 
 namespace perfprof::cli {
@@ -291,38 +294,147 @@ TEST(Parse, BadValues) {
     EXPECT_EQ(usage_error({"-C", "x"}), "invalid CPU list 'x': bad item 'x' (see 'perf-prof -h')");
 }
 
-// eBPF filters (SPEC §1.9); before the profiler word every option is allowed.
-TEST(Parse, EbpfFilters) {
-    Parsed p = P({"--irqs_disabled", "--tif_need_resched=0", "--exclude_pid", "0x10", "--nr_running_min", "2",
-                  "--prio", "120,0-2", "--sched_policy", "6", "tr"});
-    EXPECT_EQ(p.opt.ebpf.irqs_disabled, 1);
-    EXPECT_EQ(p.opt.ebpf.tif_need_resched, 0);
-    EXPECT_EQ(p.opt.ebpf.exclude_pid, 16u);
-    EXPECT_EQ(p.opt.ebpf.nr_running_min, 2u);
-    EXPECT_FALSE(p.opt.ebpf.nr_running_max);
-    EXPECT_EQ(p.opt.ebpf.prio, (std::vector<int>{0, 1, 2, 120}));
-    EXPECT_EQ(p.opt.ebpf.sched_policy, 6);
-    EXPECT_TRUE(p.opt.ebpf.any());
-    EXPECT_FALSE(P({"tr"}).opt.ebpf.any());
-    EXPECT_EQ(P({"--irqs_disabled=1", "--tif_need_resched", "tr"}).opt.ebpf.tif_need_resched, 1);
-    // The optional value is only ever attached: a separate word is not taken.
-    EXPECT_EQ(P({"--irqs_disabled", "tr", "0"}).opt.workload, (Words{"0"}));
+// Options one profiler takes live in its file: rows with their own store functions, parsed
+// into the profiler's own struct (Options::own).
+struct DemoOptions final : ProfilerOptions {
+    std::optional<int> level;  // --level[=0|1]
+    uint64_t count = 0;        // -k N
+    bool quick = true;         // --quick / --no-quick
+};
+DemoOptions& demo(ProfilerOptions& o) {
+    return static_cast<DemoOptions&>(o);
+}
+const OptionRow kDemoRows[] = {
+    {Opt::Own, 0, "level", "0|1", ArgKind::OptionalValue, false, Group::Filter, "demo level",
+     [](ProfilerOptions& o, OptionValue v) { demo(o).level = core::parse_zero_or_one(v, "level"); }},
+    {Opt::Own, 'k', "count", "N", ArgKind::Value, false, Group::Profiler, "demo count",
+     [](ProfilerOptions& o, OptionValue v) { demo(o).count = core::parse_bounded(*v, "count", 100); }},
+    {Opt::Own, 'Q', "quick", "", ArgKind::Flag, true, Group::Profiler, "demo flag",
+     [](ProfilerOptions& o, OptionValue v) { demo(o).quick = *v == "1"; }},
+};
+const ProfilerInfo kDemo{
+    "demo",
+    "Demo with options of its own",
+    "[OPTION...]",
+    {},
+    {{Opt::CallGraph, nullptr}},
+    nullptr,
+    nullptr,
+    true,
+    nullptr,
+    kDemoRows,
+    [] { return std::shared_ptr<ProfilerOptions>(std::make_shared<DemoOptions>()); },
+};
+const std::vector<const ProfilerInfo*> kWithDemo{&kSig, &kTr, &kDemo};
 
-    EXPECT_EQ(usage_error({"--irqs_disabled=yes", "tr"}),
-              "option `irqs_disabled' takes 0 or 1, not 'yes' (see 'perf-prof tr -h')");
-    EXPECT_EQ(usage_error({"--prio", "0-140", "tr"}),
-              "invalid prio list '0-140': prio number above 139 in '0-140' (see 'perf-prof tr -h')");
-    EXPECT_EQ(usage_error({"--exclude_pid", "12ab", "tr"}),
-              "option `exclude_pid' expects a numerical value (see 'perf-prof tr -h')");
-    EXPECT_EQ(usage_error({"--exclude_pid", "4294967296", "tr"}),
-              "option `exclude_pid' must be at most 2147483647 (see 'perf-prof tr -h')");
-    EXPECT_EQ(usage_error({"--sched_policy", "4", "tr"}),
-              "option `sched_policy': 4 is not a scheduling policy (see 'perf-prof tr -h')");
-    EXPECT_EQ(usage_error({"--nr_running_max", "-1", "tr"}),
-              "option `nr_running_max' must not be negative (see 'perf-prof tr -h')");
-    // Only profile lists them.
-    EXPECT_EQ(usage_error({"tr", "--prio", "1"}),
-              "option `prio' is not usable with tr (see 'perf-prof tr -h')");
+TEST(Parse, OwnOptions) {
+    auto parse_demo = [](std::vector<std::string> args) { return parse(args, kWithDemo); };
+    Parsed p = parse_demo({"demo", "--level", "-k", "0x10", "--no-quick", "-g"});
+    ASSERT_EQ(p.action, Action::Run);
+    ASSERT_TRUE(p.opt.own);
+    const DemoOptions& d = p.opt.own_as<DemoOptions>();
+    EXPECT_EQ(d.level, 1);
+    EXPECT_EQ(d.count, 16u);
+    EXPECT_FALSE(d.quick);
+    EXPECT_TRUE(p.opt.call_graph);
+    // Defaults when none is given; a clustered short option; last one wins.
+    p = parse_demo({"demo", "-gQk5", "--level=0", "-k", "7"});
+    EXPECT_EQ(p.opt.own_as<DemoOptions>().level, 0);
+    EXPECT_EQ(p.opt.own_as<DemoOptions>().count, 7u);
+    EXPECT_TRUE(p.opt.own_as<DemoOptions>().quick);
+    EXPECT_FALSE(parse_demo({"demo"}).opt.own_as<DemoOptions>().level);
+    // The optional value is only ever attached: a separate word is not taken.
+    EXPECT_EQ(parse_demo({"demo", "--level", "0"}).opt.workload, (Words{"0"}));
+    // Before the profiler word they are allowed, and ignored by a profiler that lacks them.
+    p = parse_demo({"-k", "3", "demo"});
+    EXPECT_EQ(p.opt.own_as<DemoOptions>().count, 3u);
+    p = parse_demo({"-k", "3", "--level=1", "sig"});
+    EXPECT_EQ(p.action, Action::Run);
+    EXPECT_FALSE(p.opt.own);
+    // A bad value is the profiler's message; after the profiler word another's is unusable.
+    auto err = [&](std::vector<std::string> args) {
+        try {
+            parse(args, kWithDemo);
+        } catch (const Error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(err({"demo", "--level=yes"}),
+              "option `level' takes 0 or 1, not 'yes' (see 'perf-prof demo -h')");
+    EXPECT_EQ(err({"demo", "-k", "101"}), "option `count' must be at most 100 (see 'perf-prof demo -h')");
+    EXPECT_EQ(err({"demo", "-k"}), "option `count' requires a value (see 'perf-prof demo -h')");
+    EXPECT_EQ(err({"sig", "--level"}), "option `level' is not usable with sig (see 'perf-prof sig -h')");
+    EXPECT_EQ(err({"sig", "-k", "1"}), "option `count' is not usable with sig (see 'perf-prof sig -h')");
+    EXPECT_EQ(err({"demo", "--no-level"}), "option `no-level' isn't available (see 'perf-prof demo -h')");
+}
+
+TEST(Help, OwnOptionsShownInTheirGroups) {
+    const std::string h = profiler_help(kDemo);
+    const std::string filter = "FILTER OPTION:\n      --level[=<0|1>]           demo level\n\n";
+    const std::string prof =
+        "PROFILER OPTION:\n"
+        "  -g, --call-graph              record call stacks\n"
+        "  -k, --count <N>               demo count\n"
+        "  -Q, --quick                   demo flag\n\n";
+    EXPECT_NE(h.find(filter), std::string::npos) << h;
+    EXPECT_NE(h.find(prof), std::string::npos) << h;
+}
+
+// The real profilers: own option names never shadow a shared one, and a name two profilers
+// declare is the same kind of option in both (one command-line option before the profiler).
+TEST(Registry, OwnOptionsAreConsistent) {
+    std::map<std::string, const OptionRow*> seen;
+    for (const ProfilerInfo* p : all_profilers()) {
+        EXPECT_EQ(p->own_options.empty(), p->make_options == nullptr) << p->name;
+        for (const OptionRow& row : p->own_options) {
+            EXPECT_EQ(row.id, Opt::Own) << row.long_name;
+            EXPECT_NE(row.store, nullptr) << row.long_name;
+            EXPECT_EQ(find_long(row.long_name), nullptr) << row.long_name;
+            if (row.short_name) {
+                EXPECT_EQ(find_short(row.short_name), nullptr) << row.long_name;
+            }
+            auto [it, fresh] = seen.emplace(row.long_name, &row);
+            if (!fresh) {
+                EXPECT_EQ(it->second->kind, row.kind) << row.long_name;
+                EXPECT_EQ(it->second->short_name, row.short_name) << row.long_name;
+            }
+        }
+    }
+}
+
+// profile's eBPF and PMU options (SPEC §1.9) through the real registry: its messages.
+TEST(Parse, ProfileOwnOptionErrors) {
+    auto err = [](std::vector<std::string> args) {
+        try {
+            parse(args, all_profilers());
+        } catch (const Error& e) {
+            EXPECT_EQ(e.kind(), Error::Kind::Usage);
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(err({"--irqs_disabled=1", "--tif_need_resched", "--exclude_pid", "0x10", "--prio", "120,0-2",
+                   "--sched_policy", "6", "profile", "-F", "99"}),
+              "no error");
+    EXPECT_EQ(err({"--irqs_disabled=yes", "profile"}),
+              "option `irqs_disabled' takes 0 or 1, not 'yes' (see 'perf-prof profile -h')");
+    EXPECT_EQ(err({"profile", "--prio", "0-140"}),
+              "invalid prio list '0-140': prio number above 139 in '0-140' (see 'perf-prof profile -h')");
+    EXPECT_EQ(err({"profile", "--exclude_pid", "12ab"}),
+              "option `exclude_pid' expects a numerical value (see 'perf-prof profile -h')");
+    EXPECT_EQ(err({"profile", "--exclude_pid", "4294967296"}),
+              "option `exclude_pid' must be at most 2147483647 (see 'perf-prof profile -h')");
+    EXPECT_EQ(err({"profile", "--sched_policy", "4"}),
+              "option `sched_policy': 4 is not a scheduling policy (see 'perf-prof profile -h')");
+    EXPECT_EQ(err({"profile", "--nr_running_max", "-1"}),
+              "option `nr_running_max' must not be negative (see 'perf-prof profile -h')");
+    EXPECT_EQ(err({"profile", "--than", "101"}),
+              "option `than' expects a percentage from 0 to 100, got 101 (see 'perf-prof profile -h')");
+    EXPECT_EQ(err({"trace", "--prio", "1"}),
+              "option `prio' is not usable with trace (see 'perf-prof trace -h')");
+    EXPECT_EQ(err({"signal", "--inherit"}),
+              "option `inherit' is not usable with signal (see 'perf-prof signal -h')");
 }
 
 TEST(Parse, MissingValue) {
@@ -473,8 +585,17 @@ TEST(Help, ProfilerHelpGolden) {
         "      --order                   deliver events in timestamp order\n"
         "  -m, --mmap-pages <pages>      mmap data pages per ring buffer, a power of two\n"
         "  -N, --exit-N <N>              exit after N samples\n"
+        "      --tsc                     convert timestamps to TSC cycles (x86, where the\n" +
+        pad + "kernel publishes the conversion)\n" +
+        "      --clock-offset <n>        add n to every timestamp (after --tsc)\n"
+        "      --monotonic               timestamps from CLOCK_MONOTONIC\n"
         "      --usage-self <ms>         print perf-prof's own CPU usage and max RSS\n" +
         pad + "every N ms\n" +
+        "      --sampling-limit <N>      with --perfeval-*: close when a listed CPU or\n" + pad +
+        "thread has more than N events a second\n" + "      --perfeval-cpus <cpu[-cpu],...>\n" + pad +
+        "with -i: print the events per second of these\n" + pad + "CPUs at each tick\n" +
+        "      --perfeval-pids <pid,...>\n" + pad + "with -i: print the events per second of these\n" + pad +
+        "processes at each tick\n" +
         "  -V, --version                 print the version and exit\n"
         "  -v, --verbose                 be more verbose (repeat for more)\n"
         "  -q, --quiet                   be quiet; a -q after -v sets the level to -1\n"

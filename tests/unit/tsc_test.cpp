@@ -1,10 +1,12 @@
-// lib/perf/tsc: the TSC frequency from the kernel's cycles-to-ns factors or CPUID leaf 0x15.
+// lib/perf/tsc: the TSC frequency from the kernel's cycles-to-ns factors or CPUID leaf 0x15,
+// and the perf time <-> TSC conversion of --tsc.
 #include "perf/tsc.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 
 namespace perfprof::perf {
 namespace {
@@ -33,6 +35,30 @@ TEST(Tsc, FromCpuid15) {
     EXPECT_EQ(tsc_khz_from_cpuid15(2, 176, 24'000'000), 2'112'000u);  // 24 MHz crystal x 88
     EXPECT_EQ(tsc_khz_from_cpuid15(1, 100, 0), 0u);                   // crystal not enumerated
     EXPECT_EQ(tsc_khz_from_cpuid15(0, 100, 24'000'000), 0u);
+}
+
+// --tsc: perf ns -> cycles -> perf ns comes back to the ns, or one below it (a cycle is under
+// a ns at GHz rates, so cycles -> ns truncates); and a cycle later never maps to an earlier ns.
+TEST(Tsc, ConversionRoundTrips) {
+    for (uint64_t khz : {2096037ull, 3000000ull, 1000000ull}) {
+        TscConversion c;
+        c.shift = 31;
+        c.mult = mult_for(khz, 31);
+        c.time_zero = 123'456'789'000ull;
+        uint64_t prev_cycles = 0;
+        for (uint64_t ns : std::initializer_list<uint64_t>{c.time_zero, c.time_zero + 1, c.time_zero + 999'999'937,
+                                                          c.time_zero + 86'400ull * 1'000'000'000}) {
+            const uint64_t cycles = perf_ns_to_tsc(c, ns);
+            const uint64_t back = tsc_to_perf_ns(c, cycles);
+            EXPECT_LE(back, ns) << khz;
+            EXPECT_GE(back + 1, ns) << khz;
+            EXPECT_GE(cycles, prev_cycles);
+            prev_cycles = cycles;
+        }
+        // About khz cycles per ms.
+        const double per_ms = double(perf_ns_to_tsc(c, c.time_zero + 1'000'000'000ull)) / 1000.0;
+        EXPECT_NEAR(per_ms, double(khz), 1.0) << khz;
+    }
 }
 
 }  // namespace

@@ -2,8 +2,11 @@
  * hotab MS
  *
  * Busy for MS milliseconds of CPU time, split 3:1 between two functions: each round calls
- * hot_a() for three units of work and hot_b() for one (the same loop, so equal time per
- * unit). Prints nothing. The task name is "hotab".
+ * hot_a() for 3k units of work and hot_b() for k (the same loop, so equal time per unit).
+ * k varies from round to round (1..8, a fixed pseudo-random sequence): with rounds of one
+ * length the loop would be periodic, and a sampling timer whose period is close to a whole
+ * number of rounds sees the same few phases of it over and over (aliasing), which skewed the
+ * sampled ratio anywhere from 2.8 to 4 between runs. Prints nothing. The task name is "hotab".
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,14 +30,22 @@ __attribute__((noinline)) static void work(unsigned long units) {
 }
 
 /* The counter after the call keeps it a call (not a tail jump): hot_a stays in the stack. */
-__attribute__((noinline)) void hot_a(void) {
-    work(3);
+__attribute__((noinline)) void hot_a(unsigned long k) {
+    work(3 * k);
     calls++;
 }
 
-__attribute__((noinline)) void hot_b(void) {
-    work(1);
+__attribute__((noinline)) void hot_b(unsigned long k) {
+    work(k);
     calls++;
+}
+
+static unsigned long next_k(void) {
+    static unsigned long x = 88172645463325252ul;  // xorshift64
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return 1 + x % 8;
 }
 
 int main(int argc, char** argv) {
@@ -53,9 +64,10 @@ int main(int argc, char** argv) {
     struct timespec start, now;
     clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &start);
     do {
-        for (int r = 0; r < 16; ++r) {
-            hot_a();
-            hot_b();
+        for (int r = 0; r < 4; ++r) {
+            const unsigned long k = next_k();
+            hot_a(k);
+            hot_b(k);
         }
         clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &now);
     } while ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 < ms);

@@ -1,4 +1,4 @@
-#include "filter/comm_filter.h"
+#include "filter/task_filter.h"
 
 #include "perf-prof/error.h"
 
@@ -57,6 +57,22 @@ std::string comm_filter(std::string_view patterns, std::string_view field) {
 
         if (comma == std::string_view::npos) break;
         start = comma + 1;
+    }
+    return out;
+}
+
+std::string pid_filter(const std::vector<int>& tids, std::string_view field) {
+    std::string out;
+    for (size_t i = 0; i < tids.size();) {
+        size_t j = i;
+        while (j + 1 < tids.size() && tids[j + 1] == tids[j] + 1) ++j;
+        if (!out.empty()) out += "||";
+        const std::string f(field);
+        if (j == i)
+            out += f + "==" + std::to_string(tids[i]);
+        else
+            out += "(" + f + ">=" + std::to_string(tids[i]) + "&&" + f + "<=" + std::to_string(tids[j]) + ")";
+        i = j + 1;
     }
     return out;
 }

@@ -1,4 +1,4 @@
-#include "filter/comm_filter.h"
+#include "filter/task_filter.h"
 
 #include <gtest/gtest.h>
 
@@ -8,6 +8,7 @@
 
 using perfprof::Error;
 using perfprof::filter::comm_filter;
+using perfprof::filter::pid_filter;
 
 namespace {
 
@@ -73,4 +74,11 @@ TEST(CommFilter, LeadingStarOnlyGlobTakesTheKernelGlobPath) {
     EXPECT_EQ(comm_filter("*sel*"), R"(comm~"*sel*")");
     EXPECT_EQ(comm_filter("*s?lf"), R"(comm~"*s?lf")");
     EXPECT_EQ(comm_filter("*"), R"(comm~"*")");
+}
+
+TEST(PidFilter, RunsBecomeRanges) {
+    EXPECT_EQ(pid_filter({}), "");
+    EXPECT_EQ(pid_filter({42}), "pid==42");
+    EXPECT_EQ(pid_filter({3, 4, 5, 9}, "prev_pid"), "(prev_pid>=3&&prev_pid<=5)||prev_pid==9");
+    EXPECT_EQ(pid_filter({1, 3, 4}, "next_pid"), "next_pid==1||(next_pid>=3&&next_pid<=4)");
 }

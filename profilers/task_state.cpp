@@ -1,0 +1,656 @@
+// task-state: where every task's time goes — running (R), sleeping (S, D, I), stopped (T, t)
+// and waiting for a CPU after a wake-up or a preemption (RD) — from the scheduler tracepoints,
+// with the long waits shown as they end (SPEC §4.4).
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/format.h"
+#include "core/parse.h"
+#include "core/time.h"
+#include "filter/task_filter.h"
+#include "output/event_line.h"
+#include "output/latency.h"
+#include "perf-prof/error.h"
+#include "perf-prof/profiler.h"
+#include "perf/tsc.h"
+#include "stack/flame_graph.h"
+#include "stack/stack_printer.h"
+#include "tep/tep.h"
+
+namespace perfprof {
+
+namespace {
+
+// ---- options only task-state takes (SPEC §4.4.3) ----
+
+struct TaskStateOptions final : ProfilerOptions {
+    std::optional<bool> interruptible;  // -S / --no-interruptible: the last one wins
+    bool uninterruptible = false;       // -D
+    uint64_t than_ns = 0;               // --than TIME, 0 = not given
+};
+
+TaskStateOptions& own(ProfilerOptions& o) {
+    return static_cast<TaskStateOptions&>(o);
+}
+
+const OptionRow kOwnOptions[] = {
+    {Opt::Own, 'S', "interruptible", "", ArgKind::Flag, true, Group::Profiler,
+     "measure only S sleeps (interruptible); with -D both;\n"
+     "--no-interruptible: leave S out of the table",
+     [](ProfilerOptions& o, OptionValue v) { own(o).interruptible = v && *v == "1"; }},
+    {Opt::Own, 'D', "uninterruptible", "", ArgKind::Flag, false, Group::Profiler,
+     "measure only D sleeps (uninterruptible); with -S both",
+     [](ProfilerOptions& o, OptionValue v) { own(o).uninterruptible = v && *v == "1"; }},
+    {Opt::Own, 0, "than", "TIME", ArgKind::Value, false, Group::Profiler,
+     "print each wait and run delay longer than TIME\n"
+     "(e.g. 10ms) with the events that began and ended it",
+     [](ProfilerOptions& o, OptionValue v) {
+         own(o).than_ns = core::parse_time_ns(*v);
+         if (!own(o).than_ns)
+             throw Error::usage("option `than' must be above 0, got '" + std::string(*v) + "'");
+     }},
+};
+
+std::shared_ptr<ProfilerOptions> make_options() {
+    return std::make_shared<TaskStateOptions>();
+}
+
+// ---- the state model (SPEC §4.4.1) ----
+
+// SPEC's R is both "on a CPU" and "runnable, waiting for one"; kept apart here, so that a
+// switch-in seen twice (a switch-out the kernel never reported, as for some VM agent threads)
+// is not taken for a run delay, nor waiting time for running time.
+constexpr uint64_t kRunning = 0;         // prev_state of a task switched out runnable
+constexpr uint64_t kRunnable = 0x20000;  // woken or preempted: waiting for a CPU (RD)
+constexpr uint64_t kOnCpu = 0x40000;     // switched in (R)
+constexpr uint64_t kInterruptible = 1, kUninterruptible = 2, kStopped = 4, kTraced = 8;
+constexpr uint64_t kIdle = 0x80;         // TASK_REPORT_IDLE
+constexpr uint64_t kDead = 16 | 32;      // EXIT_DEAD | EXIT_ZOMBIE
+constexpr uint64_t kPreempted = 0x100;   // TASK_REPORT_MAX: switched out while runnable
+constexpr uint64_t kKillableOld = 0x82;  // D on kernels that reported TASK_WAKEKILL
+constexpr uint64_t kStateMask = 0xff;
+constexpr uint64_t kUnknown = 0x10000;  // a record made by a wake-up: its state before is unknown
+
+// Table rows, in print order.
+enum Row { kR, kS, kD, kT, kt, kI, kRD, kRows };
+constexpr const char* kRowName[kRows] = {"R ", "S ", "D ", "T ", "t ", "I ", "RD"};
+
+int row_of(uint64_t state) {
+    switch (state) {
+        case kInterruptible:
+            return kS;
+        case kUninterruptible:
+        case kKillableOld:
+            return kD;
+        case kStopped:
+            return kT;
+        case kTraced:
+            return kt;
+        case kIdle:
+            return kI;
+        default:
+            return -1;  // combined or other values: not reported
+    }
+}
+
+// What a planned event stands for.
+enum class Role : uint8_t { Switch, SwitchPrev, SwitchNext, Wakeup, WakeupNew };
+
+struct Field {
+    uint32_t off = 0, size = 0;
+};
+
+Field field_of(tep_event* ev, const char* name) {
+    tep_format_field* f = tep_find_field(ev, name);
+    if (!f) throw Error(std::string("sched:") + ev->name + " has no field " + name);
+    return {uint32_t(f->offset), uint32_t(f->size)};
+}
+
+// A signed integer field of 4 or 8 bytes (prev_state is a long).
+int64_t read_int(const Sample& s, Field f) {
+    if (s.raw_size < f.off + f.size) return -1;
+    const auto* p = static_cast<const uint8_t*>(s.raw) + f.off;
+    if (f.size == 8) {
+        int64_t v;
+        std::memcpy(&v, p, 8);
+        return v;
+    }
+    int32_t v;
+    std::memcpy(&v, p, 4);
+    return v;
+}
+
+// A copy of the event that started a state, printed when the state ends too late (--than).
+struct EventCopy {
+    const EventSpec* event = nullptr;
+    uint32_t pid = 0, tid = 0, cpu = 0;
+    uint64_t time = 0;
+    std::vector<uint8_t> raw;
+    std::vector<uint64_t> chain;
+
+    void assign(const Sample& s) {
+        event = s.event;
+        pid = s.pid;
+        tid = s.tid;
+        cpu = s.cpu;
+        time = s.time;
+        const auto* r = static_cast<const uint8_t*>(s.raw);
+        raw.assign(r, r + s.raw_size);
+        chain.assign(s.callchain, s.callchain + s.callchain_nr);
+    }
+    Sample sample() const {
+        Sample s;
+        s.event = event;
+        s.pid = pid;
+        s.tid = tid;
+        s.cpu = cpu;
+        s.time = time;
+        s.raw = raw.data();
+        s.raw_size = uint32_t(raw.size());
+        s.callchain = chain.empty() ? nullptr : chain.data();
+        s.callchain_nr = chain.size();
+        return s;
+    }
+    size_t bytes() const { return sizeof(*this) + raw.capacity() + chain.capacity() * sizeof(uint64_t); }
+};
+
+struct Task {
+    uint64_t state = kUnknown;
+    uint64_t time = 0;
+    std::unique_ptr<EventCopy> start;  // with --than: the event that began `state`
+};
+
+using Rows = std::array<output::LatencyDist, kRows>;
+
+class TaskStateProfiler final : public Profiler {
+public:
+    explicit TaskStateProfiler(Context& ctx) : ctx_(ctx) {}
+
+    EventPlan plan() override {
+        const Options& opt = ctx_.options();
+        const TaskStateOptions& own = opt.own_as<TaskStateOptions>();
+        sd_ = own.interruptible.value_or(false) || own.uninterruptible;
+        by_name_ = opt.filter_given;
+        filtered_ = by_name_ || !ctx_.threads().empty();
+        perins_ = opt.perins;
+        verbose_ = opt.verbose;
+        threshold_ = own.than_ns;
+        if (threshold_ && ctx_.tsc_time()) {
+            // Intervals are TSC cycles then: the threshold too.
+            const uint64_t khz = perf::tsc_khz();
+            if (khz) threshold_ = threshold_ / 1000 * khz / 1000;
+        }
+        // Reportable sleeps (SPEC §4.4.1), as rows: all of them, less S with
+        // --no-interruptible; with -S/-D only those (the kernel filter passes nothing else).
+        if (sd_) {
+            reportable_ =
+                (own.interruptible.value_or(false) ? 1u << kS : 0) | (own.uninterruptible ? 1u << kD : 0);
+        } else {
+            reportable_ = 1u << kD | 1u << kT | 1u << kt | 1u << kI;
+            if (own.interruptible.value_or(true)) reportable_ |= 1u << kS;
+        }
+
+        tep::Tep& tep = ctx_.tep();
+        tep_event* sw = tep.event("sched", "sched_switch");
+        tep_event* wk = tep.event("sched", "sched_wakeup");
+        prev_pid_ = field_of(sw, "prev_pid");
+        prev_state_ = field_of(sw, "prev_state");
+        next_pid_ = field_of(sw, "next_pid");
+        wake_pid_ = field_of(wk, "pid");
+
+        // Modes (SPEC §4.4.2): 0 everything; 1 the selected tasks, both sides of a switch
+        // apart; 2 S/D sleeps of everyone; 3 S/D sleeps of the selected tasks.
+        EventPlan p;
+        const std::string state = state_filter(own);
+        if (!sd_ && !filtered_) {
+            add(p, sw, Role::Switch, "");
+            add(p, wk, Role::Wakeup, "");
+            add(p, tep.event("sched", "sched_wakeup_new"), Role::WakeupNew, "");
+        } else if (!sd_) {
+            add(p, sw, Role::SwitchPrev, select("prev"));
+            add(p, sw, Role::SwitchNext, select("next"));
+            add(p, wk, Role::Wakeup, select(""));
+            add(p, tep.event("sched", "sched_wakeup_new"), Role::WakeupNew, select(""));
+        } else if (!filtered_) {
+            add(p, sw, Role::SwitchPrev, state);
+            add(p, wk, Role::Wakeup, "");
+        } else {
+            add(p, sw, Role::SwitchPrev, "(" + state + ")&&(" + select("prev") + ")");
+            add(p, wk, Role::Wakeup, select(""));
+        }
+        if (opt.verbose > 0)
+            for (const EventSpec& e : p.events)
+                if (!e.filter.empty())
+                    std::printf("%s:%s filter \"%s\"\n", e.sys.c_str(), e.name.c_str(), e.filter.c_str());
+
+        if (opt.call_graph) {
+            const bool kernel = opt.kernel_callchain.value_or(true), user = opt.user_callchain.value_or(true);
+            for (EventSpec& e : p.events) {
+                e.attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
+                e.attr.exclude_callchain_kernel = !kernel;
+                e.attr.exclude_callchain_user = !user;
+            }
+            printer_ = std::make_unique<stack::Printer>(kernel, user);
+            if (opt.flame_graph_given) flame_ = std::make_unique<stack::FlameGraph>(opt.flame_graph);
+        }
+        // 256 KiB a CPU (512 with stacks), woken at half: a 300k switches/s storm is read
+        // without loss (SPEC's 8 pages lose events under it).
+        p.pages = opt.call_graph ? 128 : 64;
+        p.per_event_wakeup = false;
+        p.order = true;  // a wake-up and the switch-in it leads to are on different CPUs
+        // Scheduler events of the attached tasks happen on every CPU: watch all of them and
+        // keep the tasks by filter (SPEC §4.4.2); follow new ones unless names select them.
+        p.system_wide = true;
+        const bool workload = !opt.workload.empty() && opt.pids.empty() && opt.tids.empty();
+        p.follow = (opt.ptrace || workload) && !by_name_;
+        return p;
+    }
+
+    // The filters of each event for tasks followed later (they get events of their own).
+    std::vector<std::string> filters_for(const std::vector<int>& tids) override {
+        if (by_name_ || !filtered_) return {};
+        std::vector<std::string> f;
+        const std::string state = sd_ ? state_filter(ctx_.options().own_as<TaskStateOptions>()) : "";
+        for (Role r : roles_) {
+            switch (r) {
+                case Role::SwitchPrev:
+                    f.push_back(sd_ ? "(" + state + ")&&(" + filter::pid_filter(tids, "prev_pid") + ")"
+                                    : filter::pid_filter(tids, "prev_pid"));
+                    break;
+                case Role::SwitchNext:
+                    f.push_back(filter::pid_filter(tids, "next_pid"));
+                    break;
+                case Role::Wakeup:
+                case Role::WakeupNew:
+                    f.push_back(filter::pid_filter(tids, "pid"));
+                    break;
+                case Role::Switch:
+                    f.push_back("");
+                    break;
+            }
+        }
+        return f;
+    }
+
+    void sample(const Sample& s) noexcept override {
+        if (verbose_ > 1) print_line(s);
+        consume(s);
+    }
+
+    // Nested (SPEC §2.8): the parent hands our events back. With --than we show the long
+    // waits they end; otherwise the events themselves.
+    void print_event(const Sample& s) noexcept override {
+        if (threshold_)
+            consume(s);
+        else
+            print_line(s);
+    }
+
+    void lost(const LostRange& l) noexcept override {
+        // State is unknown across a loss: start over after it (SPEC §4.4.6).
+        for (auto& [tid, t] : tasks_) release(t);
+        tasks_.clear();
+        ignore_until_ = std::max(ignore_until_, l.end ? l.end : l.start);
+    }
+
+    void interval() override {
+        if (!ctx_.forwarding()) print_table();
+    }
+
+    void finish() override {
+        if (!ctx_.forwarding()) print_table();
+        if (flame_) flame_->finish();
+    }
+
+    void sigusr1() override {
+        std::string now;
+        core::append_wall(core::realtime_now_ns(), now);
+        size_t mem = 0;
+        for (const auto& [tid, t] : tasks_)
+            if (t.start) mem += t.start->bytes();
+        std::printf("%s\ntask-state\n  copied: %llu\n  freed: %llu\n  mem_bytes: %zu\n  tasks %zu\n",
+                    now.c_str(), (unsigned long long)copied_, (unsigned long long)freed_, mem, tasks_.size());
+    }
+
+private:
+    void add(EventPlan& p, tep_event* tp, Role role, const std::string& filter) {
+        EventSpec e;
+        e.sys = "sched";
+        e.name = tp->name;
+        e.tp = tp;
+        e.attr.type = PERF_TYPE_TRACEPOINT;
+        e.attr.config = uint64_t(tp->id);
+        e.attr.sample_period = 1;
+        e.attr.sample_type =
+            PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+        e.attr.read_format = PERF_FORMAT_ID;
+        e.attr.pinned = 1;
+        e.filter = filter;
+        p.events.push_back(std::move(e));
+        roles_.push_back(role);
+    }
+
+    static std::string state_filter(const TaskStateOptions& own) {
+        const bool s = own.interruptible.value_or(false), d = own.uninterruptible;
+        std::string f;
+        if (s) f = "prev_state==1";
+        if (d) f += std::string(s ? "||" : "") + "prev_state==2||prev_state==130";
+        return f;
+    }
+
+    // The selected tasks for a field prefix ("prev", "next", "" for wake-ups): --filter names
+    // win over the attached threads (SPEC §1.5.1).
+    std::string select(const std::string& side) {
+        const Options& opt = ctx_.options();
+        if (by_name_) return filter::comm_filter(opt.filter, side.empty() ? "comm" : side + "_comm");
+        return filter::pid_filter(ctx_.threads(), side.empty() ? "pid" : side + "_pid");
+    }
+
+    void consume(const Sample& s) noexcept {
+        if (s.time <= ignore_until_ || size_t(s.event_index) >= roles_.size()) return;
+        // Delivered in time order (the session's Orderer raises a late one to the last time),
+        // so no interval below comes out negative.
+        switch (roles_[size_t(s.event_index)]) {
+            case Role::Switch:
+                switched_out(s);
+                switched_in(s);
+                break;
+            case Role::SwitchPrev:
+                switched_out(s);
+                break;
+            case Role::SwitchNext:
+                switched_in(s);
+                break;
+            case Role::Wakeup:
+                woken(s, false);
+                break;
+            case Role::WakeupNew:
+                woken(s, true);
+                break;
+        }
+    }
+
+    void switched_out(const Sample& s) {
+        const int64_t pid = read_int(s, prev_pid_);
+        if (pid <= 0) return;
+        const uint64_t state = uint64_t(read_int(s, prev_state_));
+        if (sd_) {
+            // Only S/D sleeps arrive; their wake-up ends the record.
+            Task& t = tasks_[uint32_t(pid)];
+            begin(t, state & kStateMask, s);
+            return;
+        }
+        auto it = tasks_.find(uint32_t(pid));
+        if (it != tasks_.end() && it->second.state == kOnCpu)
+            account(uint32_t(pid), kR, s.time - it->second.time);
+        if (state & kDead) {
+            if (it != tasks_.end()) {
+                release(it->second);
+                tasks_.erase(it);
+            }
+            return;
+        }
+        Task& t = it != tasks_.end() ? it->second : tasks_[uint32_t(pid)];
+        begin(t, state == kPreempted || state == kRunning ? kRunnable : state & kStateMask, s);
+        if (tasks_.size() > prune_at_) prune();
+    }
+
+    void switched_in(const Sample& s) {
+        const int64_t pid = read_int(s, next_pid_);
+        if (pid <= 0) return;
+        auto [it, fresh] = tasks_.try_emplace(uint32_t(pid));
+        Task& t = it->second;
+        if (!fresh && t.state == kRunnable) {
+            const uint64_t delay = s.time - t.time;
+            account(uint32_t(pid), kRD, delay);
+            if (threshold_ && delay > threshold_ && t.start && t.start->event)
+                print_block(uint32_t(pid), "RUNDELAY", delay, *t.start, s);
+        }
+        // Running from now; R intervals are never printed, so nothing is copied.
+        t.state = kOnCpu;
+        t.time = s.time;
+        if (t.start) t.start->event = nullptr;
+    }
+
+    void woken(const Sample& s, bool fresh_task) {
+        const int64_t pid = read_int(s, wake_pid_);
+        if (pid <= 0) return;
+        auto it = tasks_.find(uint32_t(pid));
+        if (it == tasks_.end()) {
+            if (sd_) return;  // its sleep began before we looked
+            it = tasks_.try_emplace(uint32_t(pid)).first;
+            it->second.state = kUnknown;
+        }
+        Task& t = it->second;
+        const int row = row_of(t.state);
+        if (row >= 0 && (reportable_ >> row & 1)) {
+            const uint64_t slept = s.time - t.time;
+            account(uint32_t(pid), row, slept);
+            if (threshold_ && slept > threshold_ && t.start && t.start->event)
+                print_block(uint32_t(pid), "WAIT", slept, *t.start, s);
+        }
+        if (sd_) {
+            release(t);
+            tasks_.erase(it);
+            return;
+        }
+        // Runnable from now, unless it already was (a wake-up of a running task).
+        if (fresh_task || (t.state != kRunnable && t.state != kOnCpu)) begin(t, kRunnable, s);
+    }
+
+    void begin(Task& t, uint64_t state, const Sample& s) {
+        t.state = state;
+        t.time = s.time;
+        if (!threshold_) return;
+        if (!t.start) t.start = std::make_unique<EventCopy>();
+        t.start->assign(s);
+        ++copied_;
+    }
+
+    void release(Task& t) {
+        if (t.start) ++freed_;
+        t.start.reset();
+    }
+
+    void account(uint32_t tid, int row, uint64_t ns) {
+        Rows& rows = perins_ ? per_thread_[tid] : rows_;
+        rows[size_t(row)].add(ns, threshold_);
+        any_ = true;
+    }
+
+    // Records of tasks whose end we did not see (filtered names that renamed themselves, a
+    // loss): dropped when they no longer exist, checked whenever the table doubled.
+    void prune() {
+        for (auto it = tasks_.begin(); it != tasks_.end();) {
+            if (::kill(pid_t(it->first), 0) != 0 && errno == ESRCH) {
+                release(it->second);
+                it = tasks_.erase(it);
+            } else {
+                ++it;
+            }
+        }
+        prune_at_ = std::max<size_t>(4096, tasks_.size() * 2);
+    }
+
+    // ---- output ----
+
+    void print_line(const Sample& s) {
+        line_.clear();
+        output::format_event_line(ctx_, s, line_);
+        std::fwrite(line_.data(), 1, line_.size(), ctx_.out());
+        print_stack(s);
+    }
+
+    void print_stack(const Sample& s) {
+        if (!s.callchain || !printer_) return;
+        if (flame_) {
+            const std::string_view comm = ctx_.comm(s.pid);
+            flame_->add_callchain(*printer_, s.callchain, s.callchain_nr, s.pid, comm != "<...>" ? comm : "",
+                                  line_);
+            return;
+        }
+        line_.clear();
+        printer_->print(s.callchain, s.callchain_nr, s.pid, 127, line_);
+        std::fwrite(line_.data(), 1, line_.size(), ctx_.out());
+    }
+
+    // SPEC §4.4.4: the header, then the event that began the interval and the one that ended it.
+    void print_block(uint32_t tid, const char* what, uint64_t duration, const EventCopy& first,
+                     const Sample& last) {
+        line_.clear();
+        if (!ctx_.forwarding()) {
+            core::append_wall(core::realtime_now_ns(), line_);
+            line_ += "  ";
+        }
+        line_ += "task-state: ";
+        core::append_uint(line_, tid, 0);
+        line_ += ' ';
+        line_ += ctx_.comm(tid);
+        line_ += ' ';
+        line_ += what;
+        line_ += ' ';
+        core::append_uint(line_, duration / 1'000'000, 0);
+        line_ += ctx_.tsc_time() ? " Mcyc\n" : " ms\n";
+        std::fwrite(line_.data(), 1, line_.size(), ctx_.out());
+        print_line(first.sample());
+        print_line(last);
+    }
+
+    void print_rows(const Rows& rows, const std::string& prefix) {
+        char buf[160];
+        for (int r = 0; r < kRows; r++) {
+            const output::LatencyDist& d = rows[size_t(r)];
+            if (!d.calls) continue;
+            std::snprintf(buf, sizeof buf, "%s %8llu %16.3f %12.3f %12.3f %12.3f %12.3f %12.3f\n",
+                          kRowName[r], (unsigned long long)d.calls, double(d.total) / 1000.0,
+                          double(d.min) / 1000.0, d.sketch.quantile(0.50) / 1000.0,
+                          d.sketch.quantile(0.95) / 1000.0, d.sketch.quantile(0.99) / 1000.0,
+                          double(d.max) / 1000.0);
+            std::fputs(prefix.c_str(), ctx_.out());
+            std::fputs(buf, ctx_.out());
+        }
+    }
+
+    // SPEC §4.4.5, at each -i tick and at exit; rows are reset after printing.
+    void print_table() {
+        if (!any_) return;
+        any_ = false;
+        FILE* out = ctx_.out();
+        std::string head;
+        core::append_wall(core::realtime_now_ns(), head);
+        std::fprintf(out, "%s \n", head.c_str());
+        const char* u = ctx_.tsc_time() ? "kcyc" : "us";
+        char cols[200];
+        std::snprintf(cols, sizeof cols, "St %8s %16s %12s %12s %12s %12s %12s\n", "calls",
+                      (std::string("total(") + u + ")").c_str(), (std::string("min(") + u + ")").c_str(),
+                      (std::string("p50(") + u + ")").c_str(), (std::string("p95(") + u + ")").c_str(),
+                      (std::string("p99(") + u + ")").c_str(), (std::string("max(") + u + ")").c_str());
+        const char* dashes =
+            "-- -------- ---------------- ------------ ------------ ------------ ------------ "
+            "------------\n";
+        if (!perins_) {
+            std::fputs(cols, out);
+            std::fputs(dashes, out);
+            print_rows(rows_, "");
+            for (auto& r : rows_) r.clear();
+            return;
+        }
+        std::fprintf(out, "thread %-16s %s", "comm", cols);
+        std::fprintf(out, "------ ---------------- %s", dashes);
+        std::vector<uint32_t> tids;
+        for (const auto& [tid, rows] : per_thread_) tids.push_back(tid);
+        std::sort(tids.begin(), tids.end());
+        char prefix[64];
+        for (uint32_t tid : tids) {
+            const std::string comm(ctx_.comm(tid).substr(0, 16));
+            std::snprintf(prefix, sizeof prefix, "%6u %-16s ", tid, comm.c_str());
+            print_rows(per_thread_[tid], prefix);
+        }
+        per_thread_.clear();
+    }
+
+    Context& ctx_;
+    bool sd_ = false, by_name_ = false, filtered_ = false, perins_ = false;
+    int verbose_ = 0;
+    unsigned reportable_ = 0;  // bit per Row
+    uint64_t threshold_ = 0;
+    std::vector<Role> roles_;
+    Field prev_pid_, prev_state_, next_pid_, wake_pid_;
+    std::unordered_map<uint32_t, Task> tasks_;
+    size_t prune_at_ = 4096;
+    uint64_t ignore_until_ = 0;  // end of the last loss window
+    Rows rows_;
+    std::unordered_map<uint32_t, Rows> per_thread_;  // --perins
+    bool any_ = false;                               // a row has data since the last table
+    uint64_t copied_ = 0, freed_ = 0;
+    std::string line_;
+    std::unique_ptr<stack::Printer> printer_;
+    std::unique_ptr<stack::FlameGraph> flame_;
+};
+
+std::unique_ptr<Profiler> create(Context& ctx) {
+    return std::make_unique<TaskStateProfiler>(ctx);
+}
+
+}  // namespace
+
+extern const ProfilerInfo task_state_info;
+const ProfilerInfo task_state_info = {
+    "task-state",
+    "Where tasks spend their time: running, sleeping, waiting for a CPU.",
+    "[OPTION...] [-S] [-D] [--than TIME] [--filter comm] [--perins] [-g [--flame-graph file]] [[--] "
+    "<command>]",
+    {
+        "SYNOPSIS",
+        "    Account every task's time to its scheduler state from sched_switch and",
+        "    sched_wakeup: R running, S and D sleeping (interruptible, uninterruptible), T",
+        "    stopped, t traced, I idle, and RD runnable but waiting for a CPU after a",
+        "    wake-up or a preemption. Prints a table of calls, total, min, p50, p95, p99",
+        "    and max per state at each -i tick and at exit; --perins per thread.",
+        "    Attached to processes or a command, every CPU is watched and the tasks are",
+        "    selected by kernel filter; threads they create later are followed (--ptrace",
+        "    for -p/-t, always for a command).",
+        "",
+        "TRACEPOINT",
+        "    sched:sched_switch, sched:sched_wakeup, sched:sched_wakeup_new",
+        "",
+        "EXAMPLES",
+        "    perf-prof task-state -i 1000",
+        "    perf-prof task-state -S --than 100ms -g -p 1234",
+        "    perf-prof task-state -D --perins --filter 'postgres*'",
+        "    perf-prof task-state --perins -- make -j2",
+        "    perf-prof trace -e 'task-state/-S --than 10ms/,sched:sched_wakeup' --order",
+    },
+    {
+        {Opt::UserCallchain},
+        {Opt::KernelCallchain},
+        {Opt::Filter,
+         "task names: comma-separated, glob patterns allowed\n"
+         "(instead of -p/-t, which it overrides)"},
+        {Opt::Perins, "one table row per thread and state"},
+        {Opt::CallGraph,
+         "record call stacks (kernel and user) of the events\n"
+         "printed by --than"},
+        {Opt::FlameGraph,
+         "with -g and --than: count the stacks of the printed\n"
+         "events into file.folded (\"\" = stdout)"},
+        {Opt::Ptrace},
+    },
+    create,
+    nullptr,
+    true,
+    nullptr,
+    kOwnOptions,
+    make_options,
+};
+
+}  // namespace perfprof
