@@ -196,11 +196,13 @@ fuzz: $(FUZZ_BINS)
 	    grep -E '^(Done|stat::number_of_executed_units|stat::peak_rss_mb)' build/fuzz/$$t.log || true; \
 	done
 
-# ---- benchmarks: trace vs perf record under a context-switch storm (bench/trace_bench.py), profile
+# ---- benchmarks: trace vs perf record under a context-switch storm (bench/trace_bench.py), task-state
+# vs perf sched record + latency + timehist -s under the same storm (bench/task_state_bench.py), profile
 # -F 1000 -g vs perf record + perf script under a CPU-bound load (bench/profile_bench.py), --symbols ----
 bench: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/pingpong $(BUILD)/bench/spin
 	/usr/bin/python3 bench/trace_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
+	/usr/bin/python3 bench/task_state_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
 	/usr/bin/python3 bench/profile_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/spin --repeat 3
 	@# --symbols vs google-pprof and addr2line; libLLVM-14.so (package llvm-14) is a bench-only dependency.
 	@dpkg-query -W -f='$${Status}' llvm-14 2>/dev/null | grep -q 'install ok installed' || \

@@ -1,8 +1,10 @@
-"""Process helpers shared by bench/trace_bench.py and bench/profile_bench.py: start a profiler
-or a tool, wait until it holds its perf event fds, stop it with SIGINT and reap it with wait4 for
-its CPU time and peak RSS, kill whatever is left on the way out; read perf-prof's and perf
-record's loss reports; the bench's set-up and ending (root check, private perf-prof copy, the
-error report and exit status, the temporary directory's removal).
+"""Process helpers shared by the benches (bench/trace_bench.py, bench/profile_bench.py,
+bench/task_state_bench.py): start a profiler or a tool, wait until it holds its perf event fds,
+stop it with SIGINT and reap it with wait4 for its CPU time and peak RSS, kill whatever is left on
+the way out; count tracepoints system-wide with perf stat alongside; run bench/pingpong.c (the
+context-switch storm); read perf-prof's and perf record's loss reports; the bench's set-up and
+ending (root check, private perf-prof copy, the error report and exit status, the temporary
+directory's removal).
 """
 
 import os
@@ -139,6 +141,56 @@ def wait_ready(proc, want_fds, settle, err_path=None, timeout=15.0):
     time.sleep(settle)
 
 
+class SwitchCounter:
+    """`perf stat -a -e EVENT,... -x,` running alongside, read when stopped: stop() returns the sum
+    of the counts of `events` (by default sched:sched_switch alone) and keeps each in `counts`."""
+
+    def __init__(self, tmp, name, events=("sched:sched_switch",)):
+        self.events = list(events)
+        self.path = os.path.join(tmp, name + ".stat")
+        self.proc = Proc(["perf", "stat", "-a", "-e", ",".join(self.events), "-x,", "-o", self.path])
+        self.t0 = time.monotonic()
+        wait_ready(self.proc, 1, 0.1)
+
+    def stop(self):
+        self.proc.stop()
+        self.seconds = time.monotonic() - self.t0
+        self.counts = {}
+        with open(self.path) as f:
+            for line in f:
+                # count,unit,event,...; the count is "<not counted>" when the event never ran.
+                fields = line.strip().split(",")
+                if len(fields) > 2 and fields[2] in self.events:
+                    self.counts[fields[2]] = int(fields[0]) if fields[0].isdigit() else 0
+        missing = [e for e in self.events if e not in self.counts]
+        if missing:
+            raise RuntimeError(f"no {','.join(missing)} count in {self.path}")
+        return sum(self.counts.values())
+
+
+def run_load(args, mode, rate=None, cpus=None, seconds=None):
+    """Runs bench/pingpong.c (args.load, args.via; mode same or diff) for `seconds` (default
+    args.seconds), or, with a list of cpus, one paced copy per CPU at once; returns the round trips
+    per second, summed over the copies."""
+    cpu_list = cpus if isinstance(cpus, list) else [cpus]
+    procs = []
+    for cpu in cpu_list:
+        cmd = [args.load, "-m", mode, "-k", args.via, "-d", str(seconds or args.seconds)]
+        if rate:
+            cmd += ["-r", str(rate)]
+        if cpu is not None:
+            cmd += ["-c", str(cpu)]
+        procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True))
+    total = 0.0
+    for p in procs:
+        out = p.communicate()[0]
+        m = re.search(r"round_trips=(\d+) seconds=([\d.]+) rate=([\d.]+)", out)
+        if p.returncode != 0 or not m:
+            raise RuntimeError(f"load failed ({p.returncode}): {out!r}")
+        total += float(m.group(3))
+    return total
+
+
 # ---------------------------------------------------------------- the profilers' reports
 
 
@@ -174,6 +226,11 @@ def perf_record_lost(data_path, err_text, event):
     return round(int(m.group(1)) * float(m.group(2)) / 100) if m else 0
 
 
+def fmt_int(v):
+    """A count for the benches' tables: 1,234,567, or "-" when not measured."""
+    return "-" if v is None else f"{v:,.0f}"
+
+
 # ---------------------------------------------------------------- set-up and clean-up
 
 
@@ -185,6 +242,15 @@ def may_profile_system():
     except OSError:
         paranoid = 2
     return os.geteuid() == 0 or paranoid <= -1
+
+
+def tools_missing(perf_prof, load):
+    """Whether perf-prof or the load binary is not there to run: says which (to stderr)."""
+    for tool, hint in ((perf_prof, "make all"), (load, f"make {load}")):
+        if not os.access(tool, os.X_OK):
+            print(f"bench: {tool} not found or not executable ({hint})", file=sys.stderr)
+            return True
+    return False
 
 
 def private_perf_prof(perf_prof, tmp):

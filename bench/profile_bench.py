@@ -66,7 +66,7 @@ import tempfile
 import time
 
 from benchproc import (Proc, describe_exit, may_profile_system, ncpus, perf_record_lost, perfprof_lost,
-                       private_perf_prof, read_text, run_bench, stderr_problems, wait_ready)
+                       private_perf_prof, read_text, run_bench, stderr_problems, tools_missing, wait_ready)
 
 TARGET_US = 2.0  # perf-prof --flame-graph CPU per sample
 UPSTREAM_US = 5.0  # upstream perf-prof, for reference
@@ -254,10 +254,8 @@ def main():
     if not may_profile_system():
         print("bench: skipped: system-wide profiling needs root or kernel.perf_event_paranoid=-1")
         return 0
-    for tool, hint in ((args.perf_prof, "make all"), (args.load, f"make {args.load}")):
-        if not os.access(tool, os.X_OK):
-            print(f"bench: {tool} not found or not executable ({hint})", file=sys.stderr)
-            return 1
+    if tools_missing(args.perf_prof, args.load):
+        return 1
     use_perf = not args.no_perf
     if use_perf and not shutil.which("perf"):
         print("bench: perf not found: the perf record / perf script rows are skipped")

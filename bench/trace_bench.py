@@ -37,55 +37,14 @@ import sys
 import tempfile
 import time
 
-from benchproc import (Proc, may_profile_system, ncpus, perf_record_lost, perfprof_lost, private_perf_prof,
-                       run_bench, stderr_problems, wait_ready)
+from benchproc import (Proc, SwitchCounter, fmt_int, may_profile_system, ncpus, perf_record_lost,
+                       perfprof_lost, private_perf_prof, run_bench, run_load, stderr_problems, tools_missing,
+                       wait_ready)
 
 TRACE_EVENT = "sched:sched_switch"
 
 
 # ---------------------------------------------------------------- processes
-
-
-class SwitchCounter:
-    """`perf stat -e sched:sched_switch -a` running alongside, read when stopped."""
-
-    def __init__(self, tmp, name):
-        self.path = os.path.join(tmp, name + ".stat")
-        self.proc = Proc(["perf", "stat", "-a", "-e", TRACE_EVENT, "-x,", "-o", self.path])
-        self.t0 = time.monotonic()
-        wait_ready(self.proc, 1, 0.1)
-
-    def stop(self):
-        self.proc.stop()
-        self.seconds = time.monotonic() - self.t0
-        with open(self.path) as f:
-            for line in f:
-                fields = line.strip().split(",")
-                if len(fields) > 2 and fields[2] == TRACE_EVENT:
-                    return int(fields[0]) if fields[0].isdigit() else 0
-        raise RuntimeError(f"no {TRACE_EVENT} count in {self.path}")
-
-
-def run_load(args, mode, rate=None, cpus=None, seconds=None):
-    """Runs the load (or, with a list of cpus, one paced copy per CPU at once); returns the
-    round trips per second, summed over the copies."""
-    cpu_list = cpus if isinstance(cpus, list) else [cpus]
-    procs = []
-    for cpu in cpu_list:
-        cmd = [args.load, "-m", mode, "-k", args.via, "-d", str(seconds or args.seconds)]
-        if rate:
-            cmd += ["-r", str(rate)]
-        if cpu is not None:
-            cmd += ["-c", str(cpu)]
-        procs.append(subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True))
-    total = 0.0
-    for p in procs:
-        out = p.communicate()[0]
-        m = re.search(r"round_trips=(\d+) seconds=([\d.]+) rate=([\d.]+)", out)
-        if p.returncode != 0 or not m:
-            raise RuntimeError(f"load failed ({p.returncode}): {out!r}")
-        total += float(m.group(3))
-    return total
 
 
 def count_lines(path):
@@ -233,10 +192,6 @@ def measure_rate(args, tmp, untraced_same):
 # ---------------------------------------------------------------- report
 
 
-def fmt_int(v):
-    return "-" if v is None else f"{v:,.0f}"
-
-
 def print_mode_table(args, mode, untraced, rows):
     print(f"\n== mode {mode}: pingpong ({args.via}) {'both threads on CPU 0' if mode == 'same' else 'threads on CPU 0 and 1'}"
           f", untraced {untraced['before']:,.0f} (before) / {untraced['after']:,.0f} (after) round trips/s,"
@@ -273,10 +228,8 @@ def main():
     if not may_profile_system():
         print("bench: skipped: system-wide tracing needs root or kernel.perf_event_paranoid=-1")
         return 0
-    for tool in (args.perf_prof, args.load):
-        if not os.access(tool, os.X_OK):
-            print(f"bench: {tool} not found (make all {args.load})", file=sys.stderr)
-            return 1
+    if tools_missing(args.perf_prof, args.load):
+        return 1
     if not shutil.which("perf"):
         print("bench: perf not found", file=sys.stderr)
         return 1

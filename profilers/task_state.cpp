@@ -199,6 +199,7 @@ public:
             if (own.interruptible.value_or(true)) reportable_ |= 1u << kS;
         }
 
+        call_graph_ = opt.call_graph;
         tep::Tep& tep = ctx_.tep();
         tep_event* sw = tep.event("sched", "sched_switch");
         tep_event* wk = tep.event("sched", "sched_wakeup");
@@ -242,9 +243,10 @@ public:
             printer_ = std::make_unique<stack::Printer>(kernel, user);
             if (opt.flame_graph_given) flame_ = std::make_unique<stack::FlameGraph>(opt.flame_graph);
         }
-        // 256 KiB a CPU (512 with stacks), woken at half: a 300k switches/s storm is read
-        // without loss (SPEC's 8 pages lose events under it).
-        p.pages = opt.call_graph ? 128 : 64;
+        // 512 KiB a CPU (1 MiB with stacks), woken at half: a 300k switches/s storm is read
+        // without loss, and one of 1.2M sched events/s on one CPU mostly (SPEC's 8 pages lose
+        // events under either).
+        p.pages = opt.call_graph ? 256 : 128;
         p.per_event_wakeup = false;
         p.order = true;  // a wake-up and the switch-in it leads to are on different CPUs
         // Scheduler events of the attached tasks happen on every CPU: watch all of them and
@@ -330,9 +332,11 @@ private:
         e.attr.type = PERF_TYPE_TRACEPOINT;
         e.attr.config = uint64_t(tp->id);
         e.attr.sample_period = 1;
-        e.attr.sample_type =
-            PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
-        e.attr.read_format = PERF_FORMAT_ID;
+        // What the state machine needs: the time and the record (pids and state are fields of
+        // it; the session tells events apart by PERF_SAMPLE_IDENTIFIER and knows the CPU of a
+        // per-CPU ring). Each word less is less for the kernel to write at every switch of the
+        // machine; the task comes with stacks, whose user frames it resolves.
+        e.attr.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_RAW | (call_graph_ ? PERF_SAMPLE_TID : 0);
         e.attr.pinned = 1;
         e.filter = filter;
         p.events.push_back(std::move(e));
@@ -579,7 +583,7 @@ private:
     }
 
     Context& ctx_;
-    bool sd_ = false, by_name_ = false, filtered_ = false, perins_ = false;
+    bool sd_ = false, by_name_ = false, filtered_ = false, perins_ = false, call_graph_ = false;
     int verbose_ = 0;
     unsigned reportable_ = 0;  // bit per Row
     uint64_t threshold_ = 0;

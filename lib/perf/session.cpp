@@ -452,6 +452,8 @@ void Session::deliver(Ring& r, const perf_event_header& h, uint64_t time) {
     const EventSpec& spec = d.plan.events[size_t(e)];
     Sample s;
     if (!decode_sample(h, spec.attr.sample_type, s)) return;
+    // A per-CPU ring says the CPU: profilers may leave PERF_SAMPLE_CPU out (8 bytes less per event).
+    if (!(spec.attr.sample_type & PERF_SAMPLE_CPU) && r.cpu >= 0) s.cpu = uint32_t(r.cpu);
     s.time = clock_->convert(time);  // raised when the Orderer fixed it
     s.event = &spec;
     s.event_index = e;
@@ -472,17 +474,18 @@ void Session::deliver(Ring& r, const perf_event_header& h, uint64_t time) {
         Device& p = *d.parent;
         if (!p.closed) {
             p.profiler->sample(s);
-            if (p.opt.exit_n && ++p.samples >= p.opt.exit_n) {
+            if (++p.samples >= p.opt.exit_n && p.opt.exit_n) {
                 p.closed = true;
                 if (!p.parent) stopping_ = true;
             }
         }
         // -N of a child closes the child only; the parent keeps running.
-        if (d.opt.exit_n && ++d.samples >= d.opt.exit_n) close_device(d);
+        if (++d.samples >= d.opt.exit_n && d.opt.exit_n) close_device(d);
         return;
     }
     d.profiler->sample(s);
-    if (d.opt.exit_n && ++d.samples >= d.opt.exit_n) close_device(d);
+    // Counted always: the SIGUSR2 dump shows it.
+    if (++d.samples >= d.opt.exit_n && d.opt.exit_n) close_device(d);
 }
 
 void Session::tick() {

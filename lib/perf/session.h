@@ -41,7 +41,7 @@ public:
     // Services shared by every device.
     tep::Tep& tep();
     std::string_view comm(uint32_t tid);
-    int64_t realtime(uint64_t perf_time) const;
+    int64_t realtime(uint64_t time) const;  // of an event time as profilers see it
     const filter::EvalHooks* eval_hooks() const { return &hooks_; }
 
     struct Device;

@@ -141,6 +141,31 @@ def test_sleeps_of_an_attached_process(pp, needs_root, workload):
     assert rows_of(rows, "R")[0].calls >= n and rows_of(rows, "RD")[0].calls >= n, rows
 
 
+def test_filter_by_task_name(pp, needs_root, workload):
+    """--filter selects tasks by name on the whole machine (kernel filters on the comm fields);
+    a glob works too."""
+    n, ms, pause = 6, 20, 60
+    for pattern in ("sleeper", "sle?per,nosuchtask"):
+        prof = pp.start_ready(["task-state", "-S", "--filter", pattern, "--perins", "-v"])
+        assert run([*CPU0, workload("sleeper"), str(n), str(ms), str(pause)])[0] == 0
+        time.sleep(0.2)
+        prof.send(signal.SIGINT)
+        rc, out, err = prof.finish(timeout=10)
+        assert rc == 0 and err == "", err
+        want = "prev_comm==\"sleeper\"" if pattern == "sleeper" else "prev_comm~\"sle?per\"||prev_comm==\"nosuchtask\""
+        assert 'sched:sched_switch filter "(prev_state==1)&&(%s)"' % want in out, out
+        rows = only_table(out)
+        assert {r.comm for r in rows} == {"sleeper"}, rows
+        check_sleeps(rows, n, ms, pause, out)
+
+
+def test_no_interruptible_leaves_s_out(pp, needs_root, workload):
+    rc, out, err = pp.run(["task-state", "--no-interruptible", "--", *CPU0, workload("sleeper"), "3", "20", "20"])
+    assert rc == 0 and err == "", err
+    rows = only_table(out)
+    assert not rows_of(rows, "S") and rows_of(rows, "R") and rows_of(rows, "RD"), rows
+
+
 def test_uninterruptible_sleeps(pp, needs_root, workload):
     """vfork() parks the parent in D until the child exits: N D intervals of the child's sleep
     (and maybe a short one while exec reads the binary)."""

@@ -92,10 +92,11 @@ TEST(PerfEval, LimitNamesTheInstancesAndCloses) {
     for (int i = 0; i < 6; i++) e.count(at(1, 1, 1));
     for (int i = 0; i < 2; i++) e.count(at(0, 1, 1));
     bool exceeded = false;
-    EXPECT_EQ(report(e, 1000, &exceeded),
-              "trace: perfeval cpus(0-1): sampled 8 events matched 8 on 2 instances, exceeds the limit, exit\n"
-              "trace: perfeval: cpu 0 sampled 2 events\n"
-              "trace: perfeval: cpu 1 sampled 6 events\n");
+    EXPECT_EQ(
+        report(e, 1000, &exceeded),
+        "trace: perfeval cpus(0-1): sampled 8 events matched 8 on 2 instances, exceeds the limit, exit\n"
+        "trace: perfeval: cpu 0 sampled 2 events\n"
+        "trace: perfeval: cpu 1 sampled 6 events\n");
     EXPECT_TRUE(exceeded);
     for (int i = 0; i < 5; i++) e.count(at(1, 1, 1));
     report(e, 1000, &exceeded);

@@ -46,8 +46,9 @@ TEST(Tsc, ConversionRoundTrips) {
         c.mult = mult_for(khz, 31);
         c.time_zero = 123'456'789'000ull;
         uint64_t prev_cycles = 0;
-        for (uint64_t ns : std::initializer_list<uint64_t>{c.time_zero, c.time_zero + 1, c.time_zero + 999'999'937,
-                                                          c.time_zero + 86'400ull * 1'000'000'000}) {
+        for (uint64_t ns :
+             std::initializer_list<uint64_t>{c.time_zero, c.time_zero + 1, c.time_zero + 999'999'937,
+                                             c.time_zero + 86'400ull * 1'000'000'000}) {
             const uint64_t cycles = perf_ns_to_tsc(c, ns);
             const uint64_t back = tsc_to_perf_ns(c, cycles);
             EXPECT_LE(back, ns) << khz;
