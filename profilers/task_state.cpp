@@ -211,23 +211,15 @@ public:
         // Modes (SPEC §4.4.2): 0 everything; 1 the selected tasks, both sides of a switch
         // apart; 2 S/D sleeps of everyone; 3 S/D sleeps of the selected tasks.
         EventPlan p;
-        const std::string state = state_filter(own);
-        if (!sd_ && !filtered_) {
-            add(p, sw, Role::Switch, "");
-            add(p, wk, Role::Wakeup, "");
-            add(p, tep.event("sched", "sched_wakeup_new"), Role::WakeupNew, "");
-        } else if (!sd_) {
-            add(p, sw, Role::SwitchPrev, select("prev"));
-            add(p, sw, Role::SwitchNext, select("next"));
-            add(p, wk, Role::Wakeup, select(""));
-            add(p, tep.event("sched", "sched_wakeup_new"), Role::WakeupNew, select(""));
-        } else if (!filtered_) {
-            add(p, sw, Role::SwitchPrev, state);
-            add(p, wk, Role::Wakeup, "");
-        } else {
-            add(p, sw, Role::SwitchPrev, "(" + state + ")&&(" + select("prev") + ")");
-            add(p, wk, Role::Wakeup, select(""));
-        }
+        state_ = state_filter(own);
+        if (!sd_ && !filtered_) add(p, sw, Role::Switch);
+        if (sd_ || filtered_) add(p, sw, Role::SwitchPrev);
+        if (!sd_ && filtered_) add(p, sw, Role::SwitchNext);
+        add(p, wk, Role::Wakeup);
+        if (!sd_) add(p, tep.event("sched", "sched_wakeup_new"), Role::WakeupNew);
+        for (size_t e = 0; e < p.events.size(); e++)
+            p.events[e].filter =
+                filter_of(roles_[e], [this](const std::string& side) { return select_named(side); });
         if (opt.verbose > 0)
             for (const EventSpec& e : p.events)
                 if (!e.filter.empty())
@@ -261,25 +253,9 @@ public:
     std::vector<std::string> filters_for(const std::vector<int>& tids) override {
         if (by_name_ || !filtered_) return {};
         std::vector<std::string> f;
-        const std::string state = sd_ ? state_filter(ctx_.options().own_as<TaskStateOptions>()) : "";
-        for (Role r : roles_) {
-            switch (r) {
-                case Role::SwitchPrev:
-                    f.push_back(sd_ ? "(" + state + ")&&(" + filter::pid_filter(tids, "prev_pid") + ")"
-                                    : filter::pid_filter(tids, "prev_pid"));
-                    break;
-                case Role::SwitchNext:
-                    f.push_back(filter::pid_filter(tids, "next_pid"));
-                    break;
-                case Role::Wakeup:
-                case Role::WakeupNew:
-                    f.push_back(filter::pid_filter(tids, "pid"));
-                    break;
-                case Role::Switch:
-                    f.push_back("");
-                    break;
-            }
-        }
+        for (Role r : roles_)
+            f.push_back(filter_of(
+                r, [&](const std::string& side) { return filter::pid_filter(tids, side + "pid"); }));
         return f;
     }
 
@@ -324,7 +300,7 @@ public:
     }
 
 private:
-    void add(EventPlan& p, tep_event* tp, Role role, const std::string& filter) {
+    void add(EventPlan& p, tep_event* tp, Role role) {
         EventSpec e;
         e.sys = "sched";
         e.name = tp->name;
@@ -338,7 +314,6 @@ private:
         // machine; the task comes with stacks, whose user frames it resolves.
         e.attr.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_RAW | (call_graph_ ? PERF_SAMPLE_TID : 0);
         e.attr.pinned = 1;
-        e.filter = filter;
         p.events.push_back(std::move(e));
         roles_.push_back(role);
     }
@@ -351,12 +326,29 @@ private:
         return f;
     }
 
-    // The selected tasks for a field prefix ("prev", "next", "" for wake-ups): --filter names
-    // win over the attached threads (SPEC §1.5.1).
-    std::string select(const std::string& side) {
-        const Options& opt = ctx_.options();
-        if (by_name_) return filter::comm_filter(opt.filter, side.empty() ? "comm" : side + "_comm");
-        return filter::pid_filter(ctx_.threads(), side.empty() ? "pid" : side + "_pid");
+    // The kernel filter of an event in its role: `tasks(side)` selects the tasks by the fields
+    // of a side ("prev_", "next_", "" for wake-ups); the STATE condition of -S/-D (SPEC §4.4.2).
+    template <class Tasks>
+    std::string filter_of(Role role, Tasks&& tasks) const {
+        switch (role) {
+            case Role::Switch:
+                return "";
+            case Role::SwitchPrev:
+                if (!filtered_) return state_;
+                return state_.empty() ? tasks("prev_") : "(" + state_ + ")&&(" + tasks("prev_") + ")";
+            case Role::SwitchNext:
+                return tasks("next_");
+            case Role::Wakeup:
+            case Role::WakeupNew:
+                return filtered_ ? tasks("") : "";
+        }
+        return "";
+    }
+
+    // The tasks selected at start: --filter names win over the attached threads (SPEC §1.5.1).
+    std::string select_named(const std::string& side) const {
+        if (by_name_) return filter::comm_filter(ctx_.options().filter, side + "comm");
+        return filter::pid_filter(ctx_.threads(), side + "pid");
     }
 
     void consume(const Sample& s) noexcept {
@@ -586,6 +578,7 @@ private:
     bool sd_ = false, by_name_ = false, filtered_ = false, perins_ = false, call_graph_ = false;
     int verbose_ = 0;
     unsigned reportable_ = 0;  // bit per Row
+    std::string state_;        // the prev_state filter of -S/-D, "" without them
     uint64_t threshold_ = 0;
     std::vector<Role> roles_;
     Field prev_pid_, prev_state_, next_pid_, wake_pid_;

@@ -474,10 +474,7 @@ void Session::deliver(Ring& r, const perf_event_header& h, uint64_t time) {
         Device& p = *d.parent;
         if (!p.closed) {
             p.profiler->sample(s);
-            if (++p.samples >= p.opt.exit_n && p.opt.exit_n) {
-                p.closed = true;
-                if (!p.parent) stopping_ = true;
-            }
+            if (++p.samples >= p.opt.exit_n && p.opt.exit_n) close_device(p);
         }
         // -N of a child closes the child only; the parent keeps running.
         if (++d.samples >= d.opt.exit_n && d.opt.exit_n) close_device(d);

@@ -71,6 +71,7 @@ private:
     void install_filter(Device& d, size_t e, int fd, const std::string& text, const std::string& what);
     void map_rings(Device& d);
     size_t add_ring(Ring r);
+    void join_ring(Ring& r, int fd);
     void start_following();
     void follow(int tid);
     void follow_device(Device& d, int tid);

@@ -14,6 +14,7 @@
 #include "cli/parser.h"
 #include "core/parse.h"
 #include "perf-prof/error.h"
+#include "perf/proc_tasks.h"
 #include "perf/session.h"
 #include "perf/session_device.h"
 
@@ -22,14 +23,10 @@ namespace perfprof::perf {
 namespace {
 
 std::vector<int> threads_of(int pid) {
-    std::vector<int> tids;
-    std::error_code ec;
-    std::filesystem::directory_iterator it("/proc/" + std::to_string(pid) + "/task", ec);
-    if (ec)
+    std::vector<int> tids = tasks_of(pid);
+    if (tids.empty())
         throw Error("cannot open /proc/" + std::to_string(pid) + "/task: process " + std::to_string(pid) +
                     " does not exist or has exited");
-    for (const auto& e : it) tids.push_back(std::atoi(e.path().filename().c_str()));
-    std::sort(tids.begin(), tids.end());
     return tids;
 }
 
@@ -54,16 +51,10 @@ std::vector<std::string> split_spaces(const std::string& s) {
     return words;
 }
 
-// Exists and is no zombie: /proc/TID/stat's state, after the name in parentheses.
-bool task_alive(int tid) {
-    std::FILE* f = std::fopen(("/proc/" + std::to_string(tid) + "/stat").c_str(), "re");
-    if (!f) return false;
-    char buf[512];
-    const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
-    std::fclose(f);
-    buf[n] = '\0';
-    const char* paren = std::strrchr(buf, ')');
-    return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X' && paren[2] != 'x';
+// Makes `fd` write into the ring mapped over `ring_fd` (PERF_EVENT_IOC_SET_OUTPUT).
+void set_output(int fd, int ring_fd) {
+    if (::ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring_fd) != 0)
+        throw Error::sys(errno, "cannot share a ring buffer (PERF_EVENT_IOC_SET_OUTPUT)");
 }
 
 }  // namespace
@@ -276,6 +267,14 @@ size_t Session::add_ring(Ring r) {
     return idx;
 }
 
+// The first fd of an instance gets the ring mapped over it; the others write into it.
+void Session::join_ring(Ring& r, int fd) {
+    if (!r.ring)
+        r.ring = std::make_unique<MappedRing>(fd, r.dev->pages, r.dev->plan.overwrite);
+    else
+        set_output(fd, r.ring->fd());
+}
+
 void Session::map_rings(Device& d) {
     const int nthr = perf_thread_map__nr(d.thread_map.get());
     const int n = d.ring_per_cpu ? perf_cpu_map__nr(d.cpus.get()) : nthr;
@@ -287,8 +286,7 @@ void Session::map_rings(Device& d) {
             r.cpu = perf_cpu_map__cpu(d.cpus.get(), i).cpu;
         else
             r.tid = perf_thread_map__pid(d.thread_map.get(), i);
-        int ring_fd = -1;
-        // All events of one instance share one ring (PERF_EVENT_IOC_SET_OUTPUT).
+        // All events of one instance share one ring.
         for (size_t e = 0; e < d.evsels.size(); e++) {
             const std::vector<int>& idx = d.instances[e];
             int c = 0, t0 = i, t1 = i + 1;
@@ -300,15 +298,7 @@ void Session::map_rings(Device& d) {
                 t1 = d.per_thread ? nthr : 1;  // inherit: every thread's event on this CPU
             }
             for (perf_evsel* ev : d.evsels[e])
-                for (int t = t0; t < t1; t++) {
-                    int fd = EventList::fd(ev, c, t);
-                    if (ring_fd < 0) {
-                        r.ring = std::make_unique<MappedRing>(fd, d.pages, d.plan.overwrite);
-                        ring_fd = fd;
-                    } else if (::ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring_fd) != 0) {
-                        throw Error::sys(errno, "cannot share a ring buffer (PERF_EVENT_IOC_SET_OUTPUT)");
-                    }
-                }
+                for (int t = t0; t < t1; t++) join_ring(r, EventList::fd(ev, c, t));
         }
         if (r.ring) add_ring(std::move(r));
     }
@@ -361,16 +351,7 @@ void Session::follow_device(Device& d, int tid) {
         r.dev = &d;
         r.instance = int(d.rings.size());
         r.tid = tid;
-        int ring_fd = -1;
-        for (perf_evsel* ev : opened) {
-            const int fd = EventList::fd(ev, 0, 0);
-            if (ring_fd < 0) {
-                r.ring = std::make_unique<MappedRing>(fd, d.pages, d.plan.overwrite);
-                ring_fd = fd;
-            } else if (::ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring_fd) != 0) {
-                throw Error::sys(errno, "cannot share a ring buffer (PERF_EVENT_IOC_SET_OUTPUT)");
-            }
-        }
+        for (perf_evsel* ev : opened) join_ring(r, EventList::fd(ev, 0, 0));
         const size_t idx = add_ring(std::move(r));
         if (!d.plan.overwrite) watch_ring(idx);
     } else {
@@ -385,9 +366,7 @@ void Session::share_cpu_rings(Device& d, perf_evsel* ev) {
     for (int c = 0; c < perf_cpu_map__nr(d.cpus.get()); c++) {
         const int cpu = perf_cpu_map__cpu(d.cpus.get(), c).cpu;
         for (size_t i : d.rings)
-            if (rings_[i].cpu == cpu &&
-                ::ioctl(EventList::fd(ev, c, 0), PERF_EVENT_IOC_SET_OUTPUT, rings_[i].ring->fd()) != 0)
-                throw Error::sys(errno, "cannot share a ring buffer (PERF_EVENT_IOC_SET_OUTPUT)");
+            if (rings_[i].cpu == cpu) set_output(EventList::fd(ev, c, 0), rings_[i].ring->fd());
     }
 }
 

@@ -1,6 +1,5 @@
 #include "perf/task_follower.h"
 
-#include <dirent.h>
 #include <sys/ptrace.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +13,7 @@
 #include "core/fd.h"
 #include "core/time.h"
 #include "perf-prof/error.h"
+#include "perf/proc_tasks.h"
 
 namespace perfprof::perf {
 
@@ -24,15 +24,6 @@ constexpr int64_t kDetachWaitNs = 1'000'000'000;
 
 bool stopping_signal(int sig) {
     return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
-}
-
-std::vector<int> threads_of(int pid) {
-    std::vector<int> tids;
-    core::CPtr<DIR, closedir> dir(opendir(("/proc/" + std::to_string(pid) + "/task").c_str()));
-    if (!dir) return tids;
-    while (dirent* e = readdir(dir.get()))
-        if (e->d_name[0] >= '1' && e->d_name[0] <= '9') tids.push_back(std::atoi(e->d_name));
-    return tids;
 }
 
 void resume(int tid, int sig) {
@@ -50,7 +41,7 @@ TaskFollower::TaskFollower(const std::vector<int>& tids, const std::vector<int>&
             // nothing new. Seized threads report their own clones from then on.
             for (bool more = true; more;) {
                 more = false;
-                for (int tid : threads_of(pid))
+                for (int tid : tasks_of(pid))
                     if (!state_.count(tid)) {
                         seize(tid);
                         more = true;
