@@ -28,7 +28,7 @@ SHIM_CPPFLAGS := -I$(LIBPERF)/src/tools/lib/perf/include -I$(LIBPERF)/src/tools/
                  -I$(LIBPERF)/src/tools/arch/x86/include -I$(LIBPERF)/src/tools/arch/x86/include/uapi \
                  -I$(LIBPERF)/src/tools/include/uapi -Ilib
 
-LIB_SRCS  := $(shell find lib profilers filter -name '*.cpp' | sort)
+LIB_SRCS  := $(shell find lib profilers filter flamegraph -name '*.cpp' | sort)
 SHIM_SRCS := $(wildcard lib/perf_shim/*.c)
 LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o) $(SHIM_SRCS:%.c=$(BUILD)/obj/%.o)
 MAIN_OBJ  := $(BUILD)/obj/main.o
@@ -103,6 +103,19 @@ $(GEN)/%.skel.h: $(GEN)/%.bpf.o
 $(BUILD)/obj/filter/bpf_filter.o: $(GEN)/profile_filter.skel.h
 $(BUILD)/obj/filter/bpf_filter.o: CPPFLAGS += -I$(GEN)
 
+# The pictures' scripts (flamegraph/*.js) are embedded in the binary: flamegraph/NAME.js becomes
+# $(GEN)/NAME_js.h, one raw string literal `inline constexpr char k_NAME_js[]`.
+FG_JS := $(patsubst flamegraph/%.js,$(GEN)/%_js.h,$(wildcard flamegraph/*.js))
+$(GEN)/%_js.h: flamegraph/%.js
+	@mkdir -p $(dir $@)
+	@echo "  GEN      $@"
+	@! grep -q ')JS"' $< || { echo "$<: contains the raw-string delimiter )JS\"" >&2; exit 1; }
+	@{ printf '// Generated from %s by the Makefile: do not edit.\n#pragma once\n' '$<'; \
+	   printf 'inline constexpr char k_%s_js[] = R"JS(' '$(subst -,_,$*)'; cat $<; printf ')JS";\n'; } > $@.tmp
+	@mv $@.tmp $@
+$(filter $(BUILD)/obj/flamegraph/%,$(LIB_OBJS)): $(FG_JS)
+$(BUILD)/obj/flamegraph/%.o: CPPFLAGS += -I$(GEN)
+
 $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)
 	@echo "  WORKLOAD $@"
@@ -150,7 +163,7 @@ demo: deps
 	@sort -t' ' -k2 -nr build/demo.folded | head -5 | cut -c1-150
 
 format:
-	clang-format -i $$(find include lib profilers filter bpf tests main.cpp \( -name '*.cpp' -o -name '*.h' -o -name '*.c' \))
+	clang-format -i $$(find include lib profilers filter flamegraph bpf tests main.cpp \( -name '*.cpp' -o -name '*.h' -o -name '*.c' \))
 
 clean:
 	rm -rf $(BUILD)/obj $(BUILD)/san $(BUILD)/unit_tests $(BUILD)/workloads perf-prof

@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
             case cli::Action::Run:
                 break;
         }
-        if (p.profiler->run_words) return p.profiler->run_words(p.opt.workload);
+        if (p.profiler->run_words) return p.profiler->run_words(p.opt);
         // A mistyped option may have become the workload: say so with -v (SPEC §1.2 rule 8).
         if (p.opt.verbose > 0 && !p.separator && !p.opt.workload.empty()) {
             std::printf("Unparsed options:");

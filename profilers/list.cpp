@@ -13,7 +13,8 @@ namespace perfprof {
 
 namespace {
 
-int list_tracepoints(const std::vector<std::string>& words) {
+int list_tracepoints(const Options& opt) {
+    const std::vector<std::string>& words = opt.workload;
     // Only the first word is used, as a plain case-sensitive substring.
     const std::string needle = words.empty() ? std::string() : words.front();
     const std::vector<std::string> all = tep::tracepoint_list();

@@ -118,9 +118,10 @@ struct ProfilerInfo {
     std::vector<std::string> body;  // SYNOPSIS / TRACEPOINT / EXAMPLES lines (indent relative)
     std::vector<OptUse> options;    // accepted options beyond the global OPTION group
     std::unique_ptr<Profiler> (*create)(Context&);
-    // Commands with their own argument parser (list, usdt) run this with the words after
-    // their name instead of a session, and return the exit status (SPEC §1.2 rule 6).
-    int (*run_words)(const std::vector<std::string>& words) = nullptr;
+    // Commands that run no session (list, flamegraph, heatmap, usdt) run this instead and
+    // return the exit status: their words after the options are opt.workload (SPEC §1.2 rule
+    // 6), their own options in opt.own.
+    int (*run_words)(const Options& opt) = nullptr;
     // false: of the OPTION group only -V, -v, -q and -h (SPEC §1.7, list and usdt).
     bool global_options = true;
     // The `help` word (SPEC §1.10): the command template for these resolved events, one line

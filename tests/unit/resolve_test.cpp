@@ -581,13 +581,13 @@ std::string other_template(const Options&, const std::vector<Resolved>& events) 
 // "fake" takes -e and -g and has a template; "plain" takes -e and has none; "words" has its
 // own argument parser like `list`.
 ProfilerInfo make(const char* name, decltype(ProfilerInfo::help_template) tmpl,
-                  int (*words)(const std::vector<std::string>&) = nullptr) {
+                  decltype(ProfilerInfo::run_words) words = nullptr) {
     ProfilerInfo p{name, "demo", "-e EVENT", {}, {{Opt::Event, nullptr}, {Opt::CallGraph, nullptr}}, nullptr};
     p.help_template = tmpl;
     p.run_words = words;
     return p;
 }
-int no_words(const std::vector<std::string>&) {
+int no_words(const Options&) {
     return 0;
 }
 const ProfilerInfo kFake = make("fake", fake_template);

@@ -1,0 +1,133 @@
+#include "flamegraph/svg.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+
+#include "perf-prof/error.h"
+
+namespace perfprof::flamegraph {
+
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i], or 0.
+size_t utf8_length(std::string_view s, size_t i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+    if (n == 0 || i + n > s.size()) return 0;
+    for (size_t k = 1; k < n; k++)
+        if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
+    return n;
+}
+
+}  // namespace
+
+void append_escaped(std::string& out, std::string_view s) {
+    for (size_t i = 0; i < s.size(); i++) {
+        const char c = s[i];
+        switch (c) {
+            case '&': out += "&amp;"; break;
+            case '<': out += "&lt;"; break;
+            case '>': out += "&gt;"; break;
+            case '"': out += "&quot;"; break;
+            case '\'': out += "&apos;"; break;
+            default:
+                if (static_cast<unsigned char>(c) >= 0x80) {
+                    const size_t n = utf8_length(s, i);
+                    if (n == 0) {
+                        out += '?';
+                    } else {
+                        out.append(s.substr(i, n));
+                        i += n - 1;
+                    }
+                } else if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') {
+                    out += '?';
+                } else {
+                    out += c;
+                }
+        }
+    }
+}
+
+void append_fixed(std::string& out, double v, int decimals) {
+    if (!std::isfinite(v)) v = 0;
+    char buf[64];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
+    if (ec != std::errc()) {
+        out += '0';
+        return;
+    }
+    std::string_view t(buf, size_t(end - buf));
+    // Trailing zeros of the fraction carry nothing and cost bytes in 100k-frame pictures.
+    if (t.find('.') != std::string_view::npos) {
+        while (t.back() == '0') t.remove_suffix(1);
+        if (t.back() == '.') t.remove_suffix(1);
+    }
+    if (t == "-0") t = "0";
+    out.append(t);
+}
+
+void append_int(std::string& out, int64_t v) {
+    char buf[24];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, size_t(end - buf));
+}
+
+void begin_document(std::string& out, int width, int height, std::string_view css) {
+    out += "<?xml version=\"1.0\" standalone=\"no\"?>\n";
+    out += "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"";
+    append_int(out, width);
+    out += "\" height=\"";
+    append_int(out, height);
+    out += "\" viewBox=\"0 0 ";
+    append_int(out, width);
+    out += ' ';
+    append_int(out, height);
+    out += "\">\n<style type=\"text/css\"><![CDATA[\n";
+    out.append(css);
+    out += "\n]]></style>\n";
+}
+
+void append_script(std::string& out, std::string_view js) {
+    out += "<script type=\"text/ecmascript\"><![CDATA[\n";
+    out.append(js);
+    out += "\n]]></script>\n";
+}
+
+void end_document(std::string& out) {
+    out += "</svg>\n";
+}
+
+void write_file(const std::string& path, std::string_view text) {
+    if (path.empty() || path == "-") {
+        if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
+            throw Error::sys(errno, "cannot write the picture to stdout");
+        return;
+    }
+    const std::string tmp = path + ".tmp";
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw Error::sys(errno, "cannot create '" + path + "'");
+    size_t done = 0;
+    while (done < text.size()) {
+        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            const int e = errno;
+            ::close(fd);
+            ::unlink(tmp.c_str());
+            throw Error::sys(e, "cannot write '" + path + "'");
+        }
+        done += size_t(n);
+    }
+    if (::close(fd) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0) {
+        const int e = errno;
+        ::unlink(tmp.c_str());
+        throw Error::sys(e, "cannot write '" + path + "'");
+    }
+}
+
+}  // namespace perfprof::flamegraph

@@ -1,0 +1,31 @@
+// The SVG text primitives both pictures share (flame graphs, heat maps): XML escaping,
+// locale-independent numbers, the document frame and the embedded script. Output is built in
+// a std::string and written once, so a picture is either complete or absent.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace perfprof::flamegraph {
+
+// Appends `s` with & < > " ' escaped, and the characters XML 1.0 forbids (C0 controls other
+// than tab, newline and CR) replaced by '?'. Bytes >= 0x80 pass through: names are UTF-8, and
+// invalid UTF-8 is replaced too, so the document always parses.
+void append_escaped(std::string& out, std::string_view s);
+
+// Appends v with `decimals` digits after the point, '.' whatever the locale; "-0" never.
+void append_fixed(std::string& out, double v, int decimals = 2);
+void append_int(std::string& out, int64_t v);
+
+// "<?xml ...?><svg ...>" with the size in pixels, a viewBox, and the given CSS in a <style>.
+void begin_document(std::string& out, int width, int height, std::string_view css);
+// A <script> holding `js` in a CDATA section (the script must not contain "]]>").
+void append_script(std::string& out, std::string_view js);
+void end_document(std::string& out);
+
+// Writes `text` to `path` ("" or "-" = stdout) through a temporary file renamed into place, so
+// a reader never sees half a picture. Throws Error naming the path on failure.
+void write_file(const std::string& path, std::string_view text);
+
+}  // namespace perfprof::flamegraph
