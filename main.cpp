@@ -7,6 +7,7 @@
 #include "cli/help.h"
 #include "cli/help_word.h"
 #include "cli/parser.h"
+#include "core/text.h"
 #include "perf-prof/error.h"
 #include "perf-prof/profiler.h"
 #include "perf/session.h"
@@ -46,6 +47,7 @@ void unblock_stop_signals() {
 int main(int argc, char** argv) {
     using namespace perfprof;
     std::vector<std::string> args(argv + 1, argv + argc);
+    core::set_command_line(argc, argv);
     try {
         cli::Parsed p = cli::parse(args, all_profilers());
         if (p.action != cli::Action::Run || p.profiler->run_words) unblock_stop_signals();

@@ -233,7 +233,7 @@ public:
                 e.attr.exclude_callchain_user = !user;
             }
             printer_ = std::make_unique<stack::Printer>(kernel, user);
-            if (opt.flame_graph_given) flame_ = std::make_unique<stack::FlameGraph>(opt.flame_graph);
+            if (opt.flame_graph_given) flame_ = std::make_unique<stack::FlameGraph>(opt.flame_graph, "events");
         }
         // 512 KiB a CPU (1 MiB with stacks), woken at half: a 300k switches/s storm is read
         // without loss, and one of 1.2M sched events/s on one CPU mostly (SPEC's 8 pages lose

@@ -132,7 +132,7 @@ public:
                                                         opt.user_callchain.value_or(true));
         // SPEC §5.6: the flame graph needs -g; event lines are printed either way.
         if (stacks && opt.call_graph && opt.flame_graph_given) {
-            flame_ = std::make_unique<stack::FlameGraph>(opt.flame_graph);
+            flame_ = std::make_unique<stack::FlameGraph>(opt.flame_graph, "events");
             interval_start_ = core::realtime_now_ns();
         }
         // Batched wake-ups: waking per event made us trace our own context switches.

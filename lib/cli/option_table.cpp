@@ -70,8 +70,9 @@ constexpr std::array<OptionRow, kRows> kTable{{
     {Opt::Filter, 0, "filter", "filter", K::Value, false, G::Profiler, "event filter, profiler-specific"},
     {Opt::CallGraph, 'g', "call-graph", "", K::Flag, false, G::Profiler, "record call stacks"},
     {Opt::FlameGraph, 0, "flame-graph", "file", K::Value, false, G::Profiler,
-     "with -g: count stacks into file.folded for\n"
-     "flamegraph.pl (\"\" = stdout); per interval with -i"},
+     "with -g: count stacks into file.folded and draw\n"
+     "them in file.svg (\"\" = folded to stdout); with -i\n"
+     "one file-YYYYMMDD-HHMMSS.svg per interval"},
     {Opt::Perins, 0, "perins", "", K::Flag, false, G::Profiler, "statistics per instance"},
     {Opt::Ptrace, 0, "ptrace", "", K::Flag, false, G::Profiler,
      "with -p/-t: also follow the threads and processes\n"

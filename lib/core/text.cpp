@@ -55,4 +55,38 @@ std::string_view next_field(std::string_view line, size_t& pos) {
     return line.substr(b, pos - b);
 }
 
+namespace {
+std::string& command_line_text() {
+    static std::string text = "perf-prof";
+    return text;
+}
+}  // namespace
+
+void set_command_line(int argc, char** argv) {
+    std::string& text = command_line_text();
+    text = "perf-prof";
+    for (int i = 1; i < argc; i++) {
+        const std::string_view w = argv[i];
+        text += ' ';
+        const bool plain = !w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                             "0123456789-_=+,.:/@%^") == std::string_view::npos;
+        if (plain) {
+            text += w;
+            continue;
+        }
+        text += '\'';
+        for (char c : w) {
+            if (c == '\'')
+                text += "'\\''";
+            else
+                text += c;
+        }
+        text += '\'';
+    }
+}
+
+const std::string& command_line() {
+    return command_line_text();
+}
+
 }  // namespace perfprof::core

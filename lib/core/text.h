@@ -20,4 +20,9 @@ std::string_view next_line(std::string_view text, size_t& pos);
 // The next field of `line` separated by spaces or tabs, starting at `pos` (advanced).
 std::string_view next_field(std::string_view line, size_t& pos);
 
+// The command line perf-prof was started with, words shell-quoted where needed, argv[0] shown
+// as "perf-prof": what a picture's subtitle says was profiled. Set once by main().
+void set_command_line(int argc, char** argv);
+const std::string& command_line();
+
 }  // namespace perfprof::core

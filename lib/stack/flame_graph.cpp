@@ -9,6 +9,10 @@
 #include <ctime>
 #include <vector>
 
+#include "core/text.h"
+#include "core/time.h"
+#include "flamegraph/flame_svg.h"
+#include "flamegraph/svg.h"
 #include "perf-prof/error.h"
 #include "stack/stack_printer.h"
 
@@ -25,9 +29,34 @@ std::vector<FlameGraph*>& graphs() {
 // Bounds the pending chains kept between writes (each ~100 bytes and a map node).
 constexpr size_t kMaxPending = size_t(1) << 16;
 
+// Remembers the kind of each folded frame ("a;b;c;" and one kind character per frame) that is
+// not the program's own code: user code is what a name without a note is drawn as.
+void note_kinds(std::string_view frames, std::string_view kinds,
+                std::unordered_map<std::string, flamegraph::FrameKind>& out) {
+    size_t pos = 0;
+    for (char k : kinds) {
+        const size_t end = frames.find(';', pos);
+        if (end == std::string_view::npos) return;
+        const auto kind = static_cast<flamegraph::FrameKind>(k);
+        if (kind != flamegraph::FrameKind::User) out.try_emplace(std::string(frames.substr(pos, end - pos)), kind);
+        pos = end + 1;
+    }
+}
+
+// "2026-11-24 10:00:01" of a CLOCK_REALTIME time, local zone.
+std::string local_time(int64_t realtime_ns) {
+    const time_t sec = static_cast<time_t>(realtime_ns / 1000000000);
+    tm t{};
+    localtime_r(&sec, &t);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &t);
+    return buf;
+}
+
 }  // namespace
 
-FlameGraph::FlameGraph(const std::string& name) {
+FlameGraph::FlameGraph(const std::string& name, std::string count_name)
+    : count_name_(std::move(count_name)), since_(core::realtime_now_ns()) {
     if (name.empty()) {
         out_ = stdout;
         graphs().push_back(this);
@@ -39,6 +68,7 @@ FlameGraph::FlameGraph(const std::string& name) {
         path_ = name;
     } else {
         path_ = name + ".folded";
+        base_ = name;
         regular_ = true;
         if (::access(path_.c_str(), F_OK) == 0) std::rename(path_.c_str(), (path_ + ".old").c_str());
     }
@@ -95,7 +125,10 @@ void FlameGraph::fold_pending() {
             if (!root.empty()) (text_ += root) += '\n';
         } else {
             if (!root.empty()) (text_ += root) += ';';
-            if (!printer_->fold(ips.data(), ips.size(), pid, text_)) continue;
+            const size_t first = text_.size();
+            frame_kinds_.clear();
+            if (!printer_->fold(ips.data(), ips.size(), pid, text_, regular_ ? &frame_kinds_ : nullptr)) continue;
+            note_kinds(std::string_view(text_).substr(first), frame_kinds_, kinds_);
         }
         add(text_, n);
     }
@@ -134,8 +167,39 @@ void FlameGraph::flush(const std::string& prefix) {
         }
     }
     wrote_ |= !counts_.empty();
-    counts_.clear();
     std::fflush(out_);
+    write_svg(prefix);
+    counts_.clear();
+    since_ = core::realtime_now_ns();
+}
+
+void FlameGraph::write_svg(const std::string& prefix) {
+    // A whole run always gets its picture; an interval only when it holds stacks.
+    if (!regular_ || (!prefix.empty() && counts_.empty())) return;
+    flamegraph::FoldedStacks stacks;
+    for (const auto& [name, kind] : kinds_) stacks.set_kind(name, kind);
+    for (const auto& [stack, n] : counts_) stacks.add(stack, n);
+    flamegraph::FlameOptions o;
+    o.count_name = count_name_;
+    char span[64];
+    std::snprintf(span, sizeof span, ", %.1f s", double(core::realtime_now_ns() - since_) / 1e9);
+    o.subtitle = core::command_line() + "  \u00b7  " + local_time(since_) + span;
+    std::string path = base_;
+    if (!prefix.empty()) {
+        // One picture per interval: NAME-YYYYMMDD-HHMMSS.svg, then -2, -3, ... for further
+        // intervals started in the same second.
+        std::string stamp;
+        for (char c : prefix)
+            if (c >= '0' && c <= '9') stamp += c;
+        if (stamp.size() > 8) stamp.insert(8, "-");
+        same_second_ = stamp == last_stamp_ ? same_second_ + 1 : 1;
+        last_stamp_ = stamp;
+        path += "-" + stamp + (same_second_ > 1 ? "-" + std::to_string(same_second_) : "");
+    }
+    path += ".svg";
+    flamegraph::write_file(path, flamegraph::render_flame_graph(stacks, o));
+    last_svg_ = path;
+    svgs_++;
 }
 
 void FlameGraph::finish(const std::string& prefix) {
@@ -143,10 +207,11 @@ void FlameGraph::finish(const std::string& prefix) {
     const bool had = !counts_.empty() || wrote_;
     flush(prefix);
     if (regular_ && had) {
-        const std::string name = path_.substr(0, path_.size() - 7);
-        std::printf(
-            "To generate the flame graph, running THIS shell command:\n\n  flamegraph.pl %s > %s.svg\n\n",
-            path_.c_str(), name.c_str());
+        if (svgs_ == 1)
+            std::printf("Flame graph: %s (folded stacks: %s)\n", last_svg_.c_str(), path_.c_str());
+        else
+            std::printf("Flame graphs: %d pictures %s-*.svg, one per interval (folded stacks: %s)\n", svgs_,
+                        base_.c_str(), path_.c_str());
     }
 }
 

@@ -1,5 +1,7 @@
 // Folded flame-graph output (SPEC §5.6): stacks counted by their folded text, written at exit
-// or at every -i tick (with the interval's date and time as the first two frames).
+// or at every -i tick (with the interval's date and time as the first two frames). Beside a
+// NAME.folded file goes the picture: NAME.svg at exit, or with -i one NAME-YYYYMMDD-HHMMSS.svg
+// per interval (flamegraph/flame_svg.h), its frames coloured by what the symbolizer knew.
 //
 // Sampled call chains are counted as they come, by their raw addresses: each distinct chain is
 // symbolized once, when the graph is written (or when its process's symbols are about to be
@@ -14,6 +16,7 @@
 #include <unordered_set>
 
 #include "core/fd.h"
+#include "flamegraph/folded.h"
 
 namespace perfprof::stack {
 
@@ -24,7 +27,8 @@ public:
     // NAME "" → stdout; an existing character/block device, FIFO or socket → written as is;
     // otherwise NAME.folded is created (an existing one is renamed NAME.folded.old). Throws
     // Error when the file cannot be created (SPEC §10 #9: never silently disabled).
-    explicit FlameGraph(const std::string& name);
+    // `count_name` says what a count is in the picture: samples, events, ...
+    explicit FlameGraph(const std::string& name, std::string count_name = "samples");
     ~FlameGraph();
 
     // Devices, FIFOs and sockets get the line-per-frame form: stacks are added as
@@ -41,13 +45,23 @@ public:
     // Symbolizes every pending chain into its folded stack.
     void fold_pending();
     bool pending(uint32_t pid) const { return raw_pids_.count(pid) != 0; }
-    // Writes every stack, prefixed with `prefix` ("YYYY-MM-DD;HH:MM:SS;" or ""), and resets.
+    // Writes every stack, prefixed with `prefix` ("YYYY-MM-DD;HH:MM:SS;" or ""), and its
+    // picture (the interval's, when there is a prefix), then resets.
     void flush(const std::string& prefix = {});
-    // Final flush; for a regular file, prints the flamegraph.pl hint on stdout.
+    // Final flush; for a regular file, says on stdout where the picture is.
     void finish(const std::string& prefix = {});
 
 private:
-    std::string path_;
+    void write_svg(const std::string& prefix);
+
+    std::string path_, base_;  // NAME.folded and NAME (regular files)
+    std::string count_name_;
+    std::string last_svg_, last_stamp_;  // the newest picture, its interval's YYYYMMDD-HHMMSS
+    int svgs_ = 0, same_second_ = 0;
+    int64_t since_ = 0;      // CLOCK_REALTIME start of the stacks held
+    // Frames the symbolizer knew to be other than the program's own code, for the colours.
+    std::unordered_map<std::string, flamegraph::FrameKind> kinds_;
+    std::string frame_kinds_;  // fold_pending's buffer
     FILE* out_ = nullptr;
     bool own_ = false, regular_ = false, wrote_ = false;
     std::unordered_map<std::string, uint64_t> counts_;

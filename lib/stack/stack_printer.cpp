@@ -6,6 +6,8 @@
 
 namespace perfprof::stack {
 
+using flamegraph::FrameKind;
+
 namespace {
 
 constexpr const char kHex[] = "0123456789abcdef";
@@ -39,6 +41,14 @@ Ctx context_of(uint64_t marker) {
     }
 }
 
+// A shared object by its file name: "libc.so.6", "ld-linux-x86-64.so.2", "libfoo.so".
+bool is_library(std::string_view path) {
+    const size_t slash = path.rfind('/');
+    const std::string_view base = slash == std::string_view::npos ? path : path.substr(slash + 1);
+    const size_t so = base.find(".so");
+    return so != std::string_view::npos && (so + 3 == base.size() || base[so + 3] == '.');
+}
+
 }  // namespace
 
 sym::SymsCache& shared_syms() {
@@ -54,7 +64,7 @@ Printer::Printer(bool kernel, bool user) : user_(user) {
     if (kernel) ksyms_ = sym::Kallsyms::get();
 }
 
-void Printer::kernel_frame(uint64_t ip, std::string& out, bool bare, bool offset) {
+FrameKind Printer::kernel_frame(uint64_t ip, std::string& out, bool bare, bool offset) {
     uint64_t off = 0;
     const char* name = ksyms_ ? ksyms_->find(ip, &off) : nullptr;
     out += name ? name : "Unknown";
@@ -63,9 +73,10 @@ void Printer::kernel_frame(uint64_t ip, std::string& out, bool bare, bool offset
         append_off(out, name ? off : 0);
     }
     if (!bare) out += " ([kernel.kallsyms])";
+    return name ? FrameKind::Kernel : FrameKind::Unknown;
 }
 
-void Printer::user_frame(uint32_t pid, uint64_t ip, std::string& out, bool bare, bool offset) {
+FrameKind Printer::user_frame(uint32_t pid, uint64_t ip, std::string& out, bool bare, bool offset) {
     sym::Frame f;
     const bool mapped = user_ && shared_syms().resolve(int(pid), ip, f) && f.dso;
     if (mapped && f.sym) {
@@ -74,10 +85,12 @@ void Printer::user_frame(uint32_t pid, uint64_t ip, std::string& out, bool bare,
             out += '+';
             append_off(out, f.offset);
         }
-        if (bare) return;
+        const FrameKind kind = is_library(*f.dso) ? FrameKind::Library : FrameKind::User;
+        if (bare) return kind;
         out += " (";
         out += *f.dso;
         out += ')';
+        return kind;
     } else if (mapped) {
         // No symbol: the file and offset still let a reader find the code (addr2line).
         out += '[';
@@ -85,9 +98,10 @@ void Printer::user_frame(uint32_t pid, uint64_t ip, std::string& out, bool bare,
         out += '+';
         append_off(out, f.dso_offset);
         out += ']';
-    } else {
-        out += "[unknown]";
+        return FrameKind::Fallback;
     }
+    out += "[unknown]";
+    return FrameKind::Unknown;
 }
 
 void Printer::print(const uint64_t* ips, uint64_t nr, uint32_t pid, int max_stack, std::string& out) {
@@ -116,7 +130,7 @@ void Printer::print(const uint64_t* ips, uint64_t nr, uint32_t pid, int max_stac
     if (max_stack > 0 && frames >= max_stack) out += "    [truncated]\n";
 }
 
-bool Printer::fold(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& out) {
+bool Printer::fold(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& out, std::string* kinds) {
     // Collect the two halves, then emit outermost first: user part, then kernel part.
     std::vector<std::pair<Ctx, uint64_t>> frames;
     frames.reserve(nr);
@@ -131,13 +145,15 @@ bool Printer::fold(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& 
     for (Ctx want : {Ctx::User, Ctx::Kernel}) {
         for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
             if ((it->first == Ctx::Kernel) != (want == Ctx::Kernel)) continue;
+            FrameKind kind = FrameKind::Unknown;
             if (it->first == Ctx::Kernel)
-                kernel_frame(it->second, out, true, false);
+                kind = kernel_frame(it->second, out, true, false);
             else if (it->first == Ctx::User)
-                user_frame(pid, it->second, out, true, false);
+                kind = user_frame(pid, it->second, out, true, false);
             else
                 out += "Unknown";
             out += ';';
+            if (kinds) *kinds += static_cast<char>(kind);
         }
     }
     return true;

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "flamegraph/folded.h"
 #include "sym/kallsyms.h"
 #include "sym/syms.h"
 
@@ -30,8 +31,9 @@ public:
     void print(const uint64_t* ips, uint64_t nr, uint32_t pid, int max_stack, std::string& out);
 
     // Folded frame names, outermost first (user part, then kernel part), each followed by ';'.
+    // `kinds`, if given, gets one FrameKind character per frame (for the picture's colours).
     // Returns false for a chain of context markers only.
-    bool fold(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& out);
+    bool fold(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& out, std::string* kinds = nullptr);
     // The line-per-frame form of a flame-graph stack (SPEC §5.6, for devices and pipes):
     // "{sym}+{off:#x}\n" per frame, innermost first, kernel part then user part.
     bool frame_lines(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& out);
@@ -41,9 +43,11 @@ public:
     void prepare(uint32_t pid);
 
 private:
-    // Frame text: symbol (+offset and file unless `bare`), or the fallback labels.
-    void user_frame(uint32_t pid, uint64_t ip, std::string& out, bool bare, bool offset = true);
-    void kernel_frame(uint64_t ip, std::string& out, bool bare, bool offset = true);
+    // Frame text: symbol (+offset and file unless `bare`), or the fallback labels; returns
+    // what kind of frame it is.
+    using FrameKind = flamegraph::FrameKind;
+    FrameKind user_frame(uint32_t pid, uint64_t ip, std::string& out, bool bare, bool offset = true);
+    FrameKind kernel_frame(uint64_t ip, std::string& out, bool bare, bool offset = true);
 
     std::shared_ptr<sym::Kallsyms> ksyms_;
     bool user_;

@@ -69,7 +69,7 @@ def test_flame_graph_ratio_agrees_with_perf_record(perf_prof, workload, tmp_path
                        timeout=60)
     assert_not_crashed(rc)
     assert rc == 0 and err == ""
-    assert "flamegraph.pl %s.folded" % name in out
+    assert "Flame graph: %s.svg (folded stacks: %s.folded)" % (name, name) in out
     a, b, total, root_ok = folded_counts(name + ".folded")
     assert root_ok, "root frame is not the process name"
     assert b > 200 and total > 1500, (a, b, total)

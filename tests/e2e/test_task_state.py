@@ -306,7 +306,7 @@ def test_than_with_stacks_and_flame_graph(pp, needs_root, workload, tmp_path):
     rc, out, err = pp.run(["task-state", "-S", "--than", "50ms", "-g", "--flame-graph", name, "--", *sleeper])
     assert_not_crashed(rc)
     assert rc == 0 and err == "", err
-    assert "flamegraph.pl %s.folded" % name in out
+    assert "Flame graph: %s.svg (folded stacks: %s.folded)" % (name, name) in out
     # Stacks go to the graph, not between the lines.
     assert [x[2] for x in blocks(out)] == [[], [], []], out
     folded = open(name + ".folded").read().splitlines()

@@ -1,0 +1,72 @@
+// Folded stacks (ANCHORS §7.1) as the flame-graph renderer reads them: one line per stack,
+// frames from root to leaf joined by ';', a space, a count (an optional second count, the
+// "after" of a differential pair, is the one drawn). Frames are interned; each name has a kind
+// that picks its colour.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace perfprof::flamegraph {
+
+// What a frame is, for its colour. The values are the characters stack::Printer::fold writes.
+enum class FrameKind : char {
+    User = 'u',       // the program's own code
+    Library = 'l',    // a shared object's code (libc.so.6, ld-linux, libfoo.so)
+    Kernel = 'k',     // kernel code (folded annotation "_[k]")
+    Jit = 'j',        // JIT-compiled code ("_[j]")
+    Inlined = 'i',    // an inlined function ("_[i]")
+    Unknown = '?',    // no mapping, no symbol: "[unknown]", "Unknown"
+    Fallback = 'f',   // perf-prof's "[dso+0x…]": mapped, but the file has no symbol there
+    Separator = '-',  // "-" or "--": a kernel/user divider; also the interval date/time frames
+};
+
+class FoldedStacks {
+public:
+    // Adds one folded line's stack ("a;b;c", no count) `n` times. Frame annotations are taken off
+    // the names and kept as kinds: "_[k]" kernel, "_[j]" JIT, "_[i]" inlined, "_[w]" kernel
+    // (a waker stack). Empty frames (";;") are dropped; an empty stack is ignored.
+    void add(std::string_view stack, uint64_t n);
+    // The kind of a name that has no annotation of its own (from who made the stacks).
+    void set_kind(std::string_view name, FrameKind kind);
+
+    struct Stack {
+        std::vector<uint32_t> frames;  // name ids, root first
+        uint64_t count = 0;
+    };
+    const std::vector<Stack>& stacks() const { return stacks_; }
+    const std::string& name(uint32_t id) const { return names_[id]; }
+    FrameKind kind(uint32_t id) const { return kinds_[id]; }
+    size_t name_count() const { return names_.size(); }
+    uint64_t total() const { return total_; }
+    bool empty() const { return stacks_.empty(); }
+
+private:
+    uint32_t intern(std::string_view raw);
+
+    std::deque<std::string> names_;  // display names (annotation taken off); stable addresses
+    std::deque<std::string> raw_;    // the frames as written, the interning key
+    std::vector<FrameKind> kinds_;
+    std::unordered_map<std::string_view, uint32_t> ids_;  // views into raw_
+    std::unordered_map<std::string, FrameKind> hints_;
+    std::vector<Stack> stacks_;
+    std::vector<uint32_t> scratch_;
+    uint64_t total_ = 0;
+};
+
+// The result of reading a folded file: what was drawn and what was not.
+struct ParseReport {
+    size_t lines = 0;       // stack lines read
+    size_t bad = 0;         // lines that are not "STACK COUNT" (blank lines are not counted)
+    size_t first_bad = 0;   // 1-based number of the first bad line
+    std::string why;        // what is wrong with it
+};
+
+// Reads folded text into `out`. Never throws: a bad line is skipped and reported.
+ParseReport parse_folded(std::string_view text, FoldedStacks& out);
+
+}  // namespace perfprof::flamegraph

@@ -1,0 +1,156 @@
+// flamegraph: renders a folded-stacks file (ours, or `perf script | stackcollapse-perf.pl`
+// output) as an interactive SVG on stdout.
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <string>
+
+#include "core/parse.h"
+#include "flamegraph/flame_svg.h"
+#include "flamegraph/svg.h"
+#include "perf-prof/error.h"
+#include "perf-prof/profiler.h"
+
+namespace perfprof {
+
+namespace {
+
+struct FlamegraphOptions final : ProfilerOptions {
+    flamegraph::FlameOptions fg;
+    bool title_given = false;
+};
+
+FlamegraphOptions& own(ProfilerOptions& o) {
+    return static_cast<FlamegraphOptions&>(o);
+}
+
+// "0.5" pixels or "0.1%" of the total.
+void parse_min_width(std::string_view v, flamegraph::FlameOptions& fg) {
+    const bool pct = !v.empty() && v.back() == '%';
+    if (pct) v.remove_suffix(1);
+    double d = -1;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), d);
+    if (v.empty() || ec != std::errc() || end != v.data() + v.size() || !(d >= 0) || d > (pct ? 100 : 1e6))
+        throw Error::usage("option `minwidth': expected pixels or a percent such as 0.5 or 0.1%");
+    fg.min_width = d;
+    fg.min_width_percent = pct;
+}
+
+using K = ArgKind;
+using G = Group;
+const OptionRow kOwnOptions[] = {
+    {Opt::Own, 0, "title", "text", K::Value, false, G::Profiler, "title (default: Flame Graph)",
+     [](ProfilerOptions& o, OptionValue v) {
+         own(o).fg.title = std::string(*v);
+         own(o).title_given = true;
+     }},
+    {Opt::Own, 0, "subtitle", "text", K::Value, false, G::Profiler, "second line under the title",
+     [](ProfilerOptions& o, OptionValue v) { own(o).fg.subtitle = std::string(*v); }},
+    {Opt::Own, 0, "width", "px", K::Value, false, G::Profiler, "picture width (default 1200)",
+     [](ProfilerOptions& o, OptionValue v) {
+         own(o).fg.width = int(core::parse_bounded(*v, "width", 100000));
+         if (own(o).fg.width < 100) throw Error::usage("option `width': at least 100 pixels");
+     }},
+    {Opt::Own, 0, "height", "px", K::Value, false, G::Profiler, "height of a frame (default 16)",
+     [](ProfilerOptions& o, OptionValue v) {
+         own(o).fg.frame_height = int(core::parse_bounded(*v, "height", 200));
+         if (own(o).fg.frame_height < 4) throw Error::usage("option `height': at least 4 pixels");
+     }},
+    {Opt::Own, 0, "minwidth", "px|pct%", K::Value, false, G::Profiler,
+     "merge frames narrower than this (default 0.1\n"
+     "pixels; 0 draws every frame)",
+     [](ProfilerOptions& o, OptionValue v) { parse_min_width(*v, own(o).fg); }},
+    {Opt::Own, 0, "inverted", "", K::Flag, false, G::Profiler, "icicle graph: the root at the top",
+     [](ProfilerOptions& o, OptionValue v) { own(o).fg.inverted = v && *v == "1"; }},
+    {Opt::Own, 0, "reverse", "", K::Flag, false, G::Profiler, "merge stacks from their leaves (callers view)",
+     [](ProfilerOptions& o, OptionValue v) { own(o).fg.reverse = v && *v == "1"; }},
+    {Opt::Own, 0, "colors", "palette", K::Value, false, G::Profiler,
+     "kind (by frame kind, default), hot, mem, io, red,\n"
+     "green, blue, aqua, yellow, purple, orange",
+     [](ProfilerOptions& o, OptionValue v) {
+         if (!flamegraph::valid_palette(std::string(*v)))
+             throw Error::usage("option `colors': unknown palette '" + std::string(*v) + "' (one of " +
+                                flamegraph::palette_names() + ")");
+         own(o).fg.colors = std::string(*v);
+     }},
+    {Opt::Own, 0, "countname", "name", K::Value, false, G::Profiler, "what a count is (default samples)",
+     [](ProfilerOptions& o, OptionValue v) {
+         if (v->empty()) throw Error::usage("option `countname': empty name");
+         own(o).fg.count_name = std::string(*v);
+     }},
+};
+
+std::shared_ptr<ProfilerOptions> make_options() {
+    return std::make_shared<FlamegraphOptions>();
+}
+
+std::string read_input(const std::string& path) {
+    FILE* in = path == "-" ? stdin : std::fopen(path.c_str(), "re");
+    if (!in) throw Error::sys(errno, "cannot open '" + path + "'");
+    std::string text;
+    char buf[1 << 16];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, in)) > 0) text.append(buf, n);
+    const bool failed = std::ferror(in);
+    if (in != stdin) std::fclose(in);
+    if (failed) throw Error::sys(EIO, "cannot read '" + path + "'");
+    return text;
+}
+
+int render(const Options& opt) {
+    if (opt.workload.size() != 1)
+        throw Error::usage(opt.workload.empty() ? "flamegraph: name the folded file to draw ('-' for stdin)"
+                                                : "flamegraph: one folded file at a time");
+    const std::string& path = opt.workload.front();
+    const auto& own = opt.own_as<FlamegraphOptions>();
+    const std::string text = read_input(path);
+    flamegraph::FoldedStacks stacks;
+    const flamegraph::ParseReport report = flamegraph::parse_folded(text, stacks);
+    const std::string shown = path == "-" ? "stdin" : path;
+    if (stacks.empty()) {
+        if (report.bad)
+            throw Error(shown + ":" + std::to_string(report.first_bad) + ": " + report.why +
+                                 "; no line of the file is a folded stack");
+        throw Error(shown + ": no stacks to draw (the file is empty)");
+    }
+    flamegraph::FlameOptions fg = own.fg;
+    if (!own.title_given && fg.reverse) fg.title = "Flame Graph (reversed)";
+    flamegraph::write_file("", flamegraph::render_flame_graph(stacks, fg));
+    if (report.bad) {
+        std::fprintf(stderr, "perf-prof: %s:%zu: %s; skipped %zu such line%s, drew the other %zu\n", shown.c_str(),
+                     report.first_bad, report.why.c_str(), report.bad, report.bad == 1 ? "" : "s", report.lines);
+    }
+    return 0;
+}
+
+}  // namespace
+
+extern const ProfilerInfo flamegraph_info;
+const ProfilerInfo flamegraph_info = {
+    "flamegraph",
+    "Draw a folded-stacks file as an interactive SVG flame graph.",
+    "[OPTION...] FILE.folded > out.svg",
+    {
+        "SYNOPSIS",
+        "    Render folded stacks (\"root;...;leaf COUNT\" per line: --flame-graph files, or",
+        "    perf script | stackcollapse-perf.pl output) into one self-contained SVG on stdout:",
+        "    hover for a frame's count and share, click to zoom, Search (Ctrl-F) highlights",
+        "    the frames a regular expression matches and shows their share of the total.",
+        "    Frames are coloured by kind: _[k] kernel, _[j] JIT, _[i] inlined, [dso+0x...]",
+        "    frames without a symbol, [unknown]; the shade follows the name.",
+        "",
+        "EXAMPLES",
+        "    perf-prof flamegraph cpu.folded > cpu.svg",
+        "    perf-prof flamegraph --inverted --minwidth 0 --title 'Off-CPU' waits.folded > waits.svg",
+        "    perf script | stackcollapse-perf.pl | perf-prof flamegraph - > perf.svg",
+    },
+    {},
+    nullptr,
+    render,
+    false,
+    nullptr,
+    kOwnOptions,
+    make_options,
+};
+
+}  // namespace perfprof
