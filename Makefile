@@ -155,12 +155,14 @@ demo: deps
 	@(sleep 0.5; for i in 1 2 3 4 5; do sleep 0.2; done) & \
 	    timeout --preserve-status -s INT 3 ./perf-prof signal; rc=$$?; wait; [ $$rc -eq 0 ]
 	@echo "== perf-prof profile: the whole machine sampled at 997 Hz with stacks for 3 seconds"
-	@echo "   (a busy loop runs meanwhile) -> build/demo.folded"
+	@echo "   (a busy loop runs meanwhile) -> build/demo.svg, build/demo.folded"
 	@(timeout 3 sh -c 'while :; do :; done' &) ; \
 	    timeout --preserve-status -s INT 3 ./perf-prof profile -F 997 -g \
 	    --flame-graph build/demo > /dev/null; rc=$$?; [ $$rc -eq 0 ]
 	@echo "   $$(wc -l < build/demo.folded) distinct stacks; the most frequent:"
 	@sort -t' ' -k2 -nr build/demo.folded | head -5 | cut -c1-150
+	@echo "== the flame graph (open it in a browser: hover, click to zoom, Ctrl-F to search):"
+	@echo "   $(abspath build/demo.svg)"
 
 format:
 	clang-format -i $$(find include lib profilers filter flamegraph bpf tests main.cpp \( -name '*.cpp' -o -name '*.h' -o -name '*.c' \))
@@ -211,12 +213,14 @@ fuzz: $(FUZZ_BINS)
 
 # ---- benchmarks: trace vs perf record under a context-switch storm (bench/trace_bench.py), task-state
 # vs perf sched record + latency + timehist -s under the same storm (bench/task_state_bench.py), profile
-# -F 1000 -g vs perf record + perf script under a CPU-bound load (bench/profile_bench.py), --symbols ----
+# -F 1000 -g vs perf record + perf script under a CPU-bound load (bench/profile_bench.py), flame-graph
+# rendering of 10k-300k stacks (bench/flamegraph_bench.py), --symbols ----
 bench: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/pingpong $(BUILD)/bench/spin
 	/usr/bin/python3 bench/trace_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
 	/usr/bin/python3 bench/task_state_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
 	/usr/bin/python3 bench/profile_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/spin --repeat 3
+	/usr/bin/python3 bench/flamegraph_bench.py --perf-prof ./perf-prof
 	@# --symbols vs google-pprof and addr2line; libLLVM-14.so (package llvm-14) is a bench-only dependency.
 	@dpkg-query -W -f='$${Status}' llvm-14 2>/dev/null | grep -q 'install ok installed' || \
 	    { echo "installing: llvm-14 (bench only)"; apt-get update -qq && \

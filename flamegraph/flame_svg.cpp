@@ -325,7 +325,7 @@ std::string render_flame_graph(const FoldedStacks& stacks, const FlameOptions& o
     append_fixed(out, opt.width - kPad);
     out += "\" y=\"24\" text-anchor=\"end\">Search</text>\n";
     out += "<text id=\"flip\" class=\"ui\" x=\"";
-    append_fixed(out, opt.width - kPad - 62);
+    append_fixed(out, opt.width - kPad - 104);  // clear of "Reset Search"
     out += "\" y=\"24\" text-anchor=\"end\">";
     out += opt.inverted ? "Flame" : "Icicle";
     out += "</text>\n";
@@ -363,7 +363,7 @@ std::string render_flame_graph(const FoldedStacks& stacks, const FlameOptions& o
             out += "\" y=\"62\">";
             append_escaped(out, kind_label(k));
             out += "</text>";
-            x += 14 + std::strlen(kind_label(k)) * kCharWidth + 16;
+            x += 14 + double(std::strlen(kind_label(k))) * 6.6 + 18;
         }
         out += "</g>\n";
     }

@@ -129,6 +129,12 @@ class Browser:
         self.cmd("POST", "/alert/text", {"text": text})
         self.cmd("POST", "/alert/accept", {})
 
+    def resize(self, width, height):
+        """Makes the page's viewport width x height (the window adds its own frame to that)."""
+        self.cmd("POST", "/window/rect", {"width": width, "height": height})
+        inner = self.run("return [window.innerWidth, window.innerHeight]")
+        self.cmd("POST", "/window/rect", {"width": 2 * width - inner[0], "height": 2 * height - inner[1]})
+
     def screenshot(self, path):
         png = base64.b64decode(self.cmd("GET", "/screenshot"))
         with open(path, "wb") as f:

@@ -219,6 +219,8 @@ def test_svg_in_a_real_browser(pp, hotab_graph, chrome):
     frames, attrs = svg_frames(open(svg).read())
     full = int(attrs["data-width"]) - 2 * int(attrs["data-pad"])
     b = chrome
+    # The window as large as the picture: the screenshot shows all of it and nothing else.
+    b.resize(int(attrs["data-width"]), int(ET.parse(svg).getroot().get("height")))
     b.open("file://" + svg)
     assert b.run("return typeof window.flamegraph") == "object", b.logs()
     # It renders: every frame of the file is an element with a visible box (the narrowest
