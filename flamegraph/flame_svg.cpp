@@ -290,7 +290,7 @@ std::string render_flame_graph(const FoldedStacks& stacks, const FlameOptions& o
                    "#legend rect { stroke: #888; stroke-width: 0.5; }\n");
     // Everything the script needs to know about the layout, in one place.
     out += "<g id=\"fg\" data-total=\"";
-    append_int(out, int64_t(stacks.total()));
+    append_uint(out, stacks.total());
     out += "\" data-width=\"";
     append_int(out, opt.width);
     out += "\" data-pad=\"";
@@ -389,9 +389,9 @@ std::string render_flame_graph(const FoldedStacks& stacks, const FlameOptions& o
         const double x = kPad + double(d.start) * scale, w = double(d.count) * scale;
         const double y = opt.inverted ? kTop + d.depth * fh : kTop + (max_depth - d.depth) * fh;
         out += "<g data-s=\"";
-        append_int(out, int64_t(d.start));
+        append_uint(out, d.start);
         out += "\" data-n=\"";
-        append_int(out, int64_t(d.count));
+        append_uint(out, d.count);
         if (d.merged) {
             out += "\" data-m=\"";
             append_int(out, d.merged);

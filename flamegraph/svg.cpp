@@ -77,6 +77,12 @@ void append_int(std::string& out, int64_t v) {
     out.append(buf, size_t(end - buf));
 }
 
+void append_uint(std::string& out, uint64_t v) {
+    char buf[24];
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    out.append(buf, size_t(end - buf));
+}
+
 void begin_document(std::string& out, int width, int height, std::string_view css) {
     out += "<?xml version=\"1.0\" standalone=\"no\"?>\n";
     out += "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"";
