@@ -12,7 +12,8 @@ Workload: `hotab MS` burns MS ms of CPU split 3:1 between hot_a() and hot_b().""
 import os
 import random
 import re
-import shutil
+import signal
+import time
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -394,3 +395,16 @@ def test_bad_folded_input(pp, tmp_path):
     # stdin
     rc, out, err = pp.run(["flamegraph", "-"], input="s;t 4\n")
     assert rc == 0 and err == "" and svg_frames(out)[0][0].n == 4
+
+
+def test_sigint_leaves_a_complete_picture(pp, needs_root, workload, tmp_path):
+    """Ctrl-C: the folded file and the picture are both complete, and agree."""
+    name = str(tmp_path / "cpu")
+    b = pp.start_ready(["profile", "-F", "499", "-g", "-v", "--flame-graph", name, "--", workload("hotab"), "60000"])
+    time.sleep(0.5)
+    b.send(signal.SIGINT)
+    rc, out, err = b.finish()
+    assert rc == 0 and err == "", err
+    frames, attrs = svg_frames(open(name + ".svg").read())
+    assert int(attrs["data-total"]) == sum(read_folded(name + ".folded").values()) > 0
+    assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
