@@ -479,6 +479,9 @@ private:
             return;
         struct stat st;
         ElfFile f = ElfFile::open(open_path_, &st);
+        // Opened through /proc/PID/root of a process that has exited since: the path as it is
+        // (the same mount namespace assumed), if it is still the same file (checked below).
+        if (!f && open_path_ != path_) f = ElfFile::open(path_, &st);
         // The file changed since it was opened: its symbols would not match what was mapped.
         if (!f || st.st_dev != st_.st_dev || st.st_ino != st_.st_ino) return;
         if (ld.load(f.get(), f.fd.get(), f.file_size, 0) > 0) return;

@@ -175,9 +175,10 @@ Object* Syms::load(Dso& d) {
         struct stat st;
         const std::string& p = d.open_path.empty() ? d.path : d.open_path;
         if (::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) d.obj = get_object(d.path, d.open_path);
-        // The process has exited (its mappings came from side-band records): same mount
-        // namespace assumed, the path as it is.
-        else if (p != d.path && ::stat(d.path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+        // The process has exited (its mappings came from side-band records), or did so between
+        // the stat and the open: same mount namespace assumed, the path as it is.
+        if ((!d.obj || d.obj->type() == ObjectType::Unknown) && p != d.path &&
+            ::stat(d.path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
             d.obj = get_object(d.path);
     }
     return d.obj.get();
