@@ -135,7 +135,8 @@ std::string hex(const unsigned char* p, size_t n) {
     return s;
 }
 
-// NT_GNU_BUILD_ID from the SHT_NOTE sections (or, without sections, the PT_NOTE segments).
+}  // namespace
+
 std::string read_build_id(Elf* elf) {
     auto scan = [](Elf_Data* data) -> std::string {
         if (!data || !data->d_buf) return {};
@@ -173,6 +174,8 @@ std::string read_build_id(Elf* elf) {
     }
     return {};
 }
+
+namespace {
 
 // .gnu_debugdata bytes decompressed (xz container, or a raw .lzma stream); empty on any failure.
 std::string decompress(const unsigned char* in, size_t n) {

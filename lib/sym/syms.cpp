@@ -194,6 +194,9 @@ bool Syms::resolve(uint64_t addr, Frame& out) {
     out = Frame{};
     out.dso = &d.path;
     out.dso_offset = addr - r.start + r.file_offset;
+    out.map_start = r.start;
+    out.map_end = r.end;
+    out.map_offset = r.file_offset;
     Object* obj = load(d);
     if (!obj) return true;
     uint64_t off;
@@ -207,9 +210,12 @@ bool Syms::resolve(uint64_t addr, Frame& out) {
         default:
             return true;
     }
+    out.obj = obj;
+    out.obj_addr = off;
     if (const Symbol* s = obj->find(off)) {
         out.sym = &obj->name(*s);
         out.offset = off - s->start;
+        out.symbol = s;
     }
     return true;
 }
