@@ -72,6 +72,9 @@ constexpr std::array<OptionRow, kRows> kTable{{
     {Opt::FlameGraph, 0, "flame-graph", "file", K::Value, false, G::Profiler,
      "with -g: count stacks into file.folded for\n"
      "flamegraph.pl (\"\" = stdout); per interval with -i"},
+    {Opt::Pprof, 0, "pprof", "file", K::Value, false, G::Profiler,
+     "with -g: write the stacks as a gzipped pprof\n"
+     "profile.proto to file (whole run, also with -i)"},
     {Opt::Perins, 0, "perins", "", K::Flag, false, G::Profiler, "statistics per instance"},
     {Opt::Ptrace, 0, "ptrace", "", K::Flag, false, G::Profiler,
      "with -p/-t: also follow the threads and processes\n"

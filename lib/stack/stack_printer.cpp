@@ -65,8 +65,11 @@ void Printer::kernel_frame(uint64_t ip, std::string& out, bool bare, bool offset
     if (!bare) out += " ([kernel.kallsyms])";
 }
 
-void Printer::user_frame(uint32_t pid, uint64_t ip, std::string& out, bool bare, bool offset) {
-    sym::Frame f;
+void Printer::user_frame(uint32_t pid, uint64_t ip, std::string& out, bool bare, bool offset,
+                         sym::Frame* resolved) {
+    sym::Frame own;
+    sym::Frame& f = resolved ? *resolved : own;
+    f = sym::Frame{};
     const bool mapped = user_ && shared_syms().resolve(int(pid), ip, f) && f.dso;
     if (mapped && f.sym) {
         out += *f.sym;
@@ -116,29 +119,44 @@ void Printer::print(const uint64_t* ips, uint64_t nr, uint32_t pid, int max_stac
     if (max_stack > 0 && frames >= max_stack) out += "    [truncated]\n";
 }
 
-bool Printer::fold(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& out) {
-    // Collect the two halves, then emit outermost first: user part, then kernel part.
-    std::vector<std::pair<Ctx, uint64_t>> frames;
-    frames.reserve(nr);
+void Printer::leaf_first(const uint64_t* ips, uint64_t nr, std::vector<ChainFrame>& out) {
+    out.clear();
+    size_t kernel = 0;  // kernel frames go first, in chain order, ahead of the rest
     Ctx ctx = Ctx::None;
     for (uint64_t i = 0; i < nr; i++) {
-        if (ips[i] >= PERF_CONTEXT_MAX)
+        if (ips[i] >= PERF_CONTEXT_MAX) {
             ctx = context_of(ips[i]);
-        else
-            frames.emplace_back(ctx, ips[i]);
-    }
-    if (frames.empty()) return false;
-    for (Ctx want : {Ctx::User, Ctx::Kernel}) {
-        for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
-            if ((it->first == Ctx::Kernel) != (want == Ctx::Kernel)) continue;
-            if (it->first == Ctx::Kernel)
-                kernel_frame(it->second, out, true, false);
-            else if (it->first == Ctx::User)
-                user_frame(pid, it->second, out, true, false);
-            else
-                out += "Unknown";
-            out += ';';
+        } else if (ctx == Ctx::Kernel) {
+            out.insert(out.begin() + ptrdiff_t(kernel++), {FrameKind::Kernel, ips[i]});
+        } else {
+            out.push_back({ctx == Ctx::User ? FrameKind::User : FrameKind::Other, ips[i]});
         }
+    }
+}
+
+void Printer::folded_name(const ChainFrame& f, uint32_t pid, std::string& out, sym::Frame* resolved) {
+    switch (f.kind) {
+        case FrameKind::Kernel:
+            kernel_frame(f.ip, out, true, false);
+            break;
+        case FrameKind::User:
+            user_frame(pid, f.ip, out, true, false, resolved);
+            break;
+        case FrameKind::Other:
+            out += "Unknown";
+            break;
+    }
+}
+
+bool Printer::fold(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& out) {
+    // Outermost first: the user part, then the kernel part.
+    std::vector<ChainFrame> frames;
+    frames.reserve(nr);
+    leaf_first(ips, nr, frames);
+    if (frames.empty()) return false;
+    for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+        folded_name(*it, pid, out);
+        out += ';';
     }
     return true;
 }

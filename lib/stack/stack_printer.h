@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sym/kallsyms.h"
 #include "sym/syms.h"
@@ -36,13 +37,27 @@ public:
     // "{sym}+{off:#x}\n" per frame, innermost first, kernel part then user part.
     bool frame_lines(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& out);
 
+    // fold()'s frames one by one, for outputs that keep frames apart (pprof). leaf_first()
+    // lists a chain's frames innermost first (fold() writes them in the reverse order): the
+    // kernel part, then the rest, context markers left out.
+    enum class FrameKind : uint8_t { Kernel, User, Other };
+    struct ChainFrame {
+        FrameKind kind;
+        uint64_t ip;
+    };
+    static void leaf_first(const uint64_t* ips, uint64_t nr, std::vector<ChainFrame>& out);
+    // A frame's name as fold() writes it (without the ';'). For a user frame, `resolved`
+    // receives what the symbols say about it (resolved->dso null: not even the mapping is known).
+    void folded_name(const ChainFrame& f, uint32_t pid, std::string& out, sym::Frame* resolved = nullptr);
+
     // Symbolization of `pid`'s chains comes later (flame graphs): its maps are read now, while
     // it lives, if user frames are printed at all.
     void prepare(uint32_t pid);
 
 private:
     // Frame text: symbol (+offset and file unless `bare`), or the fallback labels.
-    void user_frame(uint32_t pid, uint64_t ip, std::string& out, bool bare, bool offset = true);
+    void user_frame(uint32_t pid, uint64_t ip, std::string& out, bool bare, bool offset = true,
+                    sym::Frame* resolved = nullptr);
     void kernel_frame(uint64_t ip, std::string& out, bool bare, bool offset = true);
 
     std::shared_ptr<sym::Kallsyms> ksyms_;
