@@ -30,8 +30,9 @@ void put(std::string& key, const void* p, size_t n) {
 std::unique_ptr<PprofStacks> PprofStacks::from_options(const Options& opt, const char* profiler,
                                                        Printer* printer, Kind kind) {
     if (!opt.pprof_given) return nullptr;
-    if (!opt.call_graph || !printer)
-        throw Error::usage(std::string(profiler) + ": --pprof needs -g (stacks)");
+    if (!opt.call_graph) throw Error::usage(std::string(profiler) + ": --pprof needs -g (stacks)");
+    // trace with nested profilers only: none of its own events records a stack.
+    if (!printer) throw Error::usage(std::string(profiler) + ": --pprof: none of its events records stacks");
     return std::make_unique<PprofStacks>(opt.pprof, *printer, kind);
 }
 
