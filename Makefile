@@ -14,7 +14,7 @@ CPPFLAGS := -Iinclude -Ilib -I. -I$(LIBPERF)/include -I/usr/include/traceevent -
 CXXFLAGS := -std=c++20 $(OPT) -g -Wall -Wextra -Werror=undef $(SAN)
 CFLAGS   := -std=gnu11 $(OPT) -g -Wall -Wextra $(SAN)
 LDFLAGS  := $(SAN)
-LDLIBS   := $(LIBPERF)/libperf.a $(LIBPERF)/libapi.a -ltraceevent -lbpf -ldw -lelf -llzma -lpthread
+LDLIBS   := $(LIBPERF)/libperf.a $(LIBPERF)/libapi.a -ltraceevent -lbpf -ldw -lelf -llzma -lz -lpthread
 # The release binary links the C++ runtime and elfutils statically: ~2 ms less start-up
 # (relocations, page faults) per run, which `--symbols` pays on every pprof query.
 # libtraceevent stays shared: its plugins are shared objects that link against it.

@@ -17,6 +17,7 @@
 #include "perf/event_list.h"
 #include "perf/tsc.h"
 #include "stack/flame_graph.h"
+#include "stack/pprof_stacks.h"
 #include "stack/stack_printer.h"
 
 namespace perfprof {
@@ -169,6 +170,9 @@ public:
                 lines_ = !(opt.flame_graph.empty() && opt.interval_ms);
             }
         }
+        // Each sample stands for a period of 1/F s of CPU time.
+        pprof_ = stack::PprofStacks::from_options(opt, "profile", printer_.get(),
+                                                  {"samples", "count", int64_t(1'000'000'000 / freq_)});
         // eBPF filters: loaded before any event opens, so a refusal stops the run (SPEC §1.9).
         if (own.ebpf.any()) {
             bpf_ = filter::BpfFilter::load(own.ebpf, opt.verbose);
@@ -232,9 +236,11 @@ public:
     }
 
     void finish() override {
-        if (!flame_) return;
-        const bool prefix = lines_ && ctx_.options().interval_ms;
-        flame_->finish(prefix ? stack::interval_prefix(interval_start_) : "");
+        if (flame_) {
+            const bool prefix = lines_ && ctx_.options().interval_ms;
+            flame_->finish(prefix ? stack::interval_prefix(interval_start_) : "");
+        }
+        if (pprof_) pprof_->finish();
     }
 
 private:
@@ -266,11 +272,12 @@ private:
             std::fwrite(line_.data(), 1, line_.size(), out);
         }
         if (!s.callchain || !printer_) return;
-        if (flame_) {
-            // Root frame: the process name, omitted when unresolved.
-            const std::string_view comm = ctx_.comm(s.pid);
-            flame_->add_callchain(*printer_, s.callchain, s.callchain_nr, s.pid, comm != "<...>" ? comm : "",
-                                  line_);
+        if (flame_ || pprof_) {
+            // Root frame (pprof: comm label): the process name, omitted when unresolved.
+            std::string_view comm = ctx_.comm(s.pid);
+            if (comm == "<...>") comm = {};
+            if (flame_) flame_->add_callchain(*printer_, s.callchain, s.callchain_nr, s.pid, comm, line_);
+            if (pprof_) pprof_->add_callchain(s.callchain, s.callchain_nr, s.pid, comm);
         } else {
             line_.clear();
             printer_->print(s.callchain, s.callchain_nr, s.pid, 127, line_);
@@ -285,6 +292,7 @@ private:
     std::string suffix_;  // " cpu-clock\n": the sampled event's name ends each line
     std::unique_ptr<stack::Printer> printer_;
     std::unique_ptr<stack::FlameGraph> flame_;
+    std::unique_ptr<stack::PprofStacks> pprof_;
     std::unique_ptr<filter::BpfFilter> bpf_;  // outlives the events it is attached to
     bool lines_ = true;                       // per-sample lines (all but the flame-graph-only mode)
     int64_t interval_start_ = 0;
@@ -300,17 +308,19 @@ extern const ProfilerInfo profile_info;
 const ProfilerInfo profile_info = {
     "profile",
     "Sample the CPUs: hot spots, stacks, flame graphs.",
-    "[OPTION...] -F freq [-g [--flame-graph file]] [--than PCT] [[--] <command>]",
+    "[OPTION...] -F freq [-g [--flame-graph file] [--pprof file]] [--than PCT] [[--] <command>]",
     {
         "SYNOPSIS",
         "    Sample what runs on the CPUs (or in the attached tasks) F times a second: CPU",
         "    cycles on hosts with a PMU, the cpu-clock software event in VMs. Each sample",
         "    prints the counter's growth since the previous one; with -g its call stack, or",
-        "    with --flame-graph the stacks are counted into a folded flame graph.",
+        "    with --flame-graph the stacks are counted into a folded flame graph, with",
+        "    --pprof into a pprof profile (go tool pprof -top FILE, -http=: FILE).",
         "",
         "EXAMPLES",
         "    perf-prof profile -F 997 -C 0-3",
         "    perf-prof profile -F 997 -g --flame-graph cpu -- ./workload",
+        "    perf-prof profile -F 997 -g --pprof cpu.pb.gz -p 1234",
         "    perf-prof profile -F 100 --than 50 --exclude-user",
         "    perf-prof profile -F 997 -g --flame-graph \"\" -i 1000",
         "    perf-prof profile -F 997 --prio 0-99 --exclude_pid 1",
@@ -320,6 +330,7 @@ const ProfilerInfo profile_info = {
         {Opt::KernelCallchain},
         {Opt::CallGraph, "record call stacks (kernel and user parts by default)"},
         {Opt::FlameGraph},
+        {Opt::Pprof},
     },
     create,
     nullptr,

@@ -23,6 +23,7 @@
 #include "perf-prof/profiler.h"
 #include "perf/tsc.h"
 #include "stack/flame_graph.h"
+#include "stack/pprof_stacks.h"
 #include "stack/stack_printer.h"
 #include "tep/tep.h"
 
@@ -235,6 +236,8 @@ public:
             printer_ = std::make_unique<stack::Printer>(kernel, user);
             if (opt.flame_graph_given) flame_ = std::make_unique<stack::FlameGraph>(opt.flame_graph, "events");
         }
+        // The same stacks as the flame graph's: those of the printed events.
+        pprof_ = stack::PprofStacks::from_options(opt, "task-state", printer_.get(), {"events", "count"});
         // 512 KiB a CPU (1 MiB with stacks), woken at half: a 300k switches/s storm is read
         // without loss, and one of 1.2M sched events/s on one CPU mostly (SPEC's 8 pages lose
         // events under either).
@@ -287,6 +290,7 @@ public:
     void finish() override {
         if (!ctx_.forwarding()) print_table();
         if (flame_) flame_->finish();
+        if (pprof_) pprof_->finish();
     }
 
     void sigusr1() override {
@@ -488,10 +492,11 @@ private:
 
     void print_stack(const Sample& s) {
         if (!s.callchain || !printer_) return;
-        if (flame_) {
-            const std::string_view comm = ctx_.comm(s.pid);
-            flame_->add_callchain(*printer_, s.callchain, s.callchain_nr, s.pid, comm != "<...>" ? comm : "",
-                                  line_);
+        if (flame_ || pprof_) {
+            std::string_view comm = ctx_.comm(s.pid);
+            if (comm == "<...>") comm = {};
+            if (flame_) flame_->add_callchain(*printer_, s.callchain, s.callchain_nr, s.pid, comm, line_);
+            if (pprof_) pprof_->add_callchain(s.callchain, s.callchain_nr, s.pid, comm);
             return;
         }
         line_.clear();
@@ -592,6 +597,7 @@ private:
     std::string line_;
     std::unique_ptr<stack::Printer> printer_;
     std::unique_ptr<stack::FlameGraph> flame_;
+    std::unique_ptr<stack::PprofStacks> pprof_;
 };
 
 std::unique_ptr<Profiler> create(Context& ctx) {
@@ -604,8 +610,8 @@ extern const ProfilerInfo task_state_info;
 const ProfilerInfo task_state_info = {
     "task-state",
     "Where tasks spend their time: running, sleeping, waiting for a CPU.",
-    "[OPTION...] [-S] [-D] [--than TIME] [--filter comm] [--perins] [-g [--flame-graph file]] [[--] "
-    "<command>]",
+    "[OPTION...] [-S] [-D] [--than TIME] [--filter comm] [--perins] [-g [--flame-graph file] [--pprof file]]"
+    " [[--] <command>]",
     {
         "SYNOPSIS",
         "    Account every task's time to its scheduler state from sched_switch and",
@@ -640,6 +646,9 @@ const ProfilerInfo task_state_info = {
         {Opt::FlameGraph,
          "with -g and --than: count the stacks of the printed\n"
          "events into file.folded (\"\" = stdout)"},
+        {Opt::Pprof,
+         "with -g and --than: write the stacks of the printed\n"
+         "events to file as a gzipped pprof profile.proto"},
         {Opt::Ptrace},
     },
     create,

@@ -11,6 +11,7 @@
 #include "perf-prof/error.h"
 #include "perf-prof/profiler.h"
 #include "stack/flame_graph.h"
+#include "stack/pprof_stacks.h"
 #include "stack/stack_printer.h"
 
 namespace perfprof {
@@ -135,6 +136,7 @@ public:
             flame_ = std::make_unique<stack::FlameGraph>(opt.flame_graph, "events");
             interval_start_ = core::realtime_now_ns();
         }
+        pprof_ = stack::PprofStacks::from_options(opt, "trace", printer_.get(), {});
         // Batched wake-ups: waking per event made us trace our own context switches.
         p.per_event_wakeup = false;
         p.order = opt.order;
@@ -168,11 +170,12 @@ public:
             c.hooks = ctx_.eval_hooks();
             exec_[size_t(s.event_index)]->eval(c);
         }
-        if (s.callchain && flame_) {
-            // Root frame: the process name, omitted when unresolved (SPEC §4.3).
-            const std::string_view comm = ctx_.comm(s.pid);
-            flame_->add_callchain(*printer_, s.callchain, s.callchain_nr, s.pid, comm != "<...>" ? comm : "",
-                                  line_);
+        if (s.callchain && (flame_ || pprof_)) {
+            // Root frame (pprof: comm label): the process name, omitted when unresolved (SPEC §4.3).
+            std::string_view comm = ctx_.comm(s.pid);
+            if (comm == "<...>") comm = {};
+            if (flame_) flame_->add_callchain(*printer_, s.callchain, s.callchain_nr, s.pid, comm, line_);
+            if (pprof_) pprof_->add_callchain(s.callchain, s.callchain_nr, s.pid, comm);
         } else if (s.callchain && printer_) {
             line_.clear();
             const int max = s.event->attr.sample_max_stack ? s.event->attr.sample_max_stack : 127;
@@ -190,11 +193,13 @@ public:
 
     void finish() override {
         if (flame_) flame_->finish(ctx_.options().interval_ms ? stack::interval_prefix(interval_start_) : "");
+        if (pprof_) pprof_->finish();
     }
 
 private:
     Context& ctx_;
     std::unique_ptr<stack::FlameGraph> flame_;
+    std::unique_ptr<stack::PprofStacks> pprof_;
     int64_t interval_start_ = 0;
     std::vector<std::unique_ptr<filter::Program>> exec_;  // per event, null = no exec=
     std::unique_ptr<stack::Printer> printer_;             // when any event records stacks
@@ -224,6 +229,7 @@ std::string help_template(const Options& opt, const std::vector<event::Resolved>
     if (opt.call_graph) t += "-g ";
     if (opt.flame_graph_given)
         t += "--flame-graph " + (opt.flame_graph.empty() ? "\"\"" : opt.flame_graph) + " ";
+    if (opt.pprof_given) t += "--pprof " + opt.pprof + " ";
     if (!opt.cpus.empty()) t += "-C " + opt.cpus + " ";
     if (!opt.pids.empty()) t += "-p " + opt.pids + " ";
     if (opt.interval_ms) t += "-i " + std::to_string(opt.interval_ms) + " ";
@@ -266,6 +272,7 @@ const ProfilerInfo trace_info = {
         "    perf-prof trace -e 'uprobe:malloc@\"/lib/x86_64-linux-gnu/libc.so.6\"' -N 10",
         "    perf-prof trace -e 'sched:sched_process_exec//exec=printf(\"%d\\n\",pid)/,signal'",
         "    perf-prof trace -e 'irq:softirq_*' -- make",
+        "    perf-prof trace -e syscalls:sys_enter_write -g --pprof write.pb.gz -- make",
         "    perf-prof trace -e sched:sched_wakeup help     # command template and format",
     },
     {
@@ -274,6 +281,7 @@ const ProfilerInfo trace_info = {
         {Opt::KernelCallchain},
         {Opt::CallGraph, "record call stacks of every event (or per event: the stack attribute)"},
         {Opt::FlameGraph},
+        {Opt::Pprof},
         {Opt::Ptrace},
     },
     create,

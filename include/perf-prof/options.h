@@ -46,6 +46,7 @@ enum class Opt {
     Filter,
     CallGraph,
     FlameGraph,
+    Pprof,
     Perins,
     Ptrace,
     Own,  // a row of a profiler's own options: not in the shared table; keep last
@@ -121,6 +122,8 @@ struct Options {
     bool call_graph = false;  // -g
     std::string flame_graph;  // --flame-graph NAME ("" = stdout)
     bool flame_graph_given = false;
+    std::string pprof;  // --pprof FILE: the stacks as a gzipped pprof profile.proto
+    bool pprof_given = false;
     bool perins = false;  // --perins: statistics per instance (thread, key)
     bool ptrace = false;  // --ptrace: follow tasks the attached ones create (SPEC §3.10)
 

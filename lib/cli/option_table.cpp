@@ -73,6 +73,9 @@ constexpr std::array<OptionRow, kRows> kTable{{
      "with -g: count stacks into file.folded and draw\n"
      "them in file.svg (\"\" = folded to stdout); with -i\n"
      "one file-YYYYMMDD-HHMMSS.svg per interval"},
+    {Opt::Pprof, 0, "pprof", "file", K::Value, false, G::Profiler,
+     "with -g: write the stacks as a gzipped pprof\n"
+     "profile.proto to file (whole run, also with -i)"},
     {Opt::Perins, 0, "perins", "", K::Flag, false, G::Profiler, "statistics per instance"},
     {Opt::Ptrace, 0, "ptrace", "", K::Flag, false, G::Profiler,
      "with -p/-t: also follow the threads and processes\n"

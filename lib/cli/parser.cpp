@@ -277,6 +277,10 @@ private:
                 opt.flame_graph = v;
                 opt.flame_graph_given = true;
                 break;
+            case Opt::Pprof:
+                opt.pprof = v;
+                opt.pprof_given = true;
+                break;
             case Opt::Perins:
                 opt.perins = true;
                 break;

@@ -14,6 +14,7 @@
 #include "flamegraph/flame_svg.h"
 #include "flamegraph/svg.h"
 #include "perf-prof/error.h"
+#include "stack/pprof_stacks.h"
 #include "stack/stack_printer.h"
 
 namespace perfprof::stack {
@@ -88,6 +89,7 @@ void forget_process(uint32_t tgid) {
     shared_syms().freeze(int(tgid));
     for (FlameGraph* g : graphs())
         if (g->pending(tgid)) g->fold_pending();
+    PprofStacks::forget_process(tgid);
     shared_syms().drop(int(tgid));
 }
 

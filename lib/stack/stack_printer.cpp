@@ -76,8 +76,11 @@ FrameKind Printer::kernel_frame(uint64_t ip, std::string& out, bool bare, bool o
     return name ? FrameKind::Kernel : FrameKind::Unknown;
 }
 
-FrameKind Printer::user_frame(uint32_t pid, uint64_t ip, std::string& out, bool bare, bool offset) {
-    sym::Frame f;
+FrameKind Printer::user_frame(uint32_t pid, uint64_t ip, std::string& out, bool bare, bool offset,
+                         sym::Frame* resolved) {
+    sym::Frame own;
+    sym::Frame& f = resolved ? *resolved : own;
+    f = sym::Frame{};
     const bool mapped = user_ && shared_syms().resolve(int(pid), ip, f) && f.dso;
     if (mapped && f.sym) {
         out += *f.sym;
@@ -130,31 +133,44 @@ void Printer::print(const uint64_t* ips, uint64_t nr, uint32_t pid, int max_stac
     if (max_stack > 0 && frames >= max_stack) out += "    [truncated]\n";
 }
 
-bool Printer::fold(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& out, std::string* kinds) {
-    // Collect the two halves, then emit outermost first: user part, then kernel part.
-    std::vector<std::pair<Ctx, uint64_t>> frames;
-    frames.reserve(nr);
+void Printer::leaf_first(const uint64_t* ips, uint64_t nr, std::vector<ChainFrame>& out) {
+    out.clear();
+    size_t kernel = 0;  // kernel frames go first, in chain order, ahead of the rest
     Ctx ctx = Ctx::None;
     for (uint64_t i = 0; i < nr; i++) {
-        if (ips[i] >= PERF_CONTEXT_MAX)
+        if (ips[i] >= PERF_CONTEXT_MAX) {
             ctx = context_of(ips[i]);
-        else
-            frames.emplace_back(ctx, ips[i]);
-    }
-    if (frames.empty()) return false;
-    for (Ctx want : {Ctx::User, Ctx::Kernel}) {
-        for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
-            if ((it->first == Ctx::Kernel) != (want == Ctx::Kernel)) continue;
-            FrameKind kind = FrameKind::Unknown;
-            if (it->first == Ctx::Kernel)
-                kind = kernel_frame(it->second, out, true, false);
-            else if (it->first == Ctx::User)
-                kind = user_frame(pid, it->second, out, true, false);
-            else
-                out += "Unknown";
-            out += ';';
-            if (kinds) *kinds += static_cast<char>(kind);
+        } else if (ctx == Ctx::Kernel) {
+            out.insert(out.begin() + ptrdiff_t(kernel++), {Context::Kernel, ips[i]});
+        } else {
+            out.push_back({ctx == Ctx::User ? Context::User : Context::Other, ips[i]});
         }
+    }
+}
+
+FrameKind Printer::folded_name(const ChainFrame& f, uint32_t pid, std::string& out, sym::Frame* resolved) {
+    switch (f.ctx) {
+        case Context::Kernel:
+            return kernel_frame(f.ip, out, true, false);
+        case Context::User:
+            return user_frame(pid, f.ip, out, true, false, resolved);
+        case Context::Other:
+            break;
+    }
+    out += "Unknown";
+    return FrameKind::Unknown;
+}
+
+bool Printer::fold(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& out, std::string* kinds) {
+    // Outermost first: the user part, then the kernel part.
+    std::vector<ChainFrame> frames;
+    frames.reserve(nr);
+    leaf_first(ips, nr, frames);
+    if (frames.empty()) return false;
+    for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
+        const FrameKind kind = folded_name(*it, pid, out);
+        out += ';';
+        if (kinds) *kinds += static_cast<char>(kind);
     }
     return true;
 }

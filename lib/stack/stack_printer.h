@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "flamegraph/folded.h"
 #include "sym/kallsyms.h"
@@ -31,12 +32,27 @@ public:
     void print(const uint64_t* ips, uint64_t nr, uint32_t pid, int max_stack, std::string& out);
 
     // Folded frame names, outermost first (user part, then kernel part), each followed by ';'.
-    // `kinds`, if given, gets one FrameKind character per frame (for the picture's colours).
-    // Returns false for a chain of context markers only.
+    // `kinds`, if given, gets one flamegraph::FrameKind character per frame (the picture's
+    // colours). Returns false for a chain of context markers only.
     bool fold(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& out, std::string* kinds = nullptr);
     // The line-per-frame form of a flame-graph stack (SPEC §5.6, for devices and pipes):
     // "{sym}+{off:#x}\n" per frame, innermost first, kernel part then user part.
     bool frame_lines(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& out);
+
+    // fold()'s frames one by one, for outputs that keep frames apart (pprof). leaf_first()
+    // lists a chain's frames innermost first (fold() writes them in the reverse order): the
+    // kernel part, then the rest, context markers left out.
+    enum class Context : uint8_t { Kernel, User, Other };  // the chain's context markers
+    struct ChainFrame {
+        Context ctx;
+        uint64_t ip;
+    };
+    static void leaf_first(const uint64_t* ips, uint64_t nr, std::vector<ChainFrame>& out);
+    // A frame's name as fold() writes it (without the ';'), and what kind of code it is. For a
+    // user frame, `resolved` receives what the symbols say about it (resolved->dso null: not
+    // even the mapping is known).
+    using FrameKind = flamegraph::FrameKind;
+    FrameKind folded_name(const ChainFrame& f, uint32_t pid, std::string& out, sym::Frame* resolved = nullptr);
 
     // Symbolization of `pid`'s chains comes later (flame graphs): its maps are read now, while
     // it lives, if user frames are printed at all.
@@ -45,8 +61,8 @@ public:
 private:
     // Frame text: symbol (+offset and file unless `bare`), or the fallback labels; returns
     // what kind of frame it is.
-    using FrameKind = flamegraph::FrameKind;
-    FrameKind user_frame(uint32_t pid, uint64_t ip, std::string& out, bool bare, bool offset = true);
+    FrameKind user_frame(uint32_t pid, uint64_t ip, std::string& out, bool bare, bool offset = true,
+                         sym::Frame* resolved = nullptr);
     FrameKind kernel_frame(uint64_t ip, std::string& out, bool bare, bool offset = true);
 
     std::shared_ptr<sym::Kallsyms> ksyms_;

@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "core/fd.h"
+#include "sym/object.h"
 
 namespace perfprof::sym {
 
@@ -219,6 +220,59 @@ bool DwarfNames::lookup(uint64_t addr, DwarfFunction* inner, DwarfFunction* oute
         *outer = describe(&die);
     }
     return true;
+}
+
+bool DwarfNames::source_line(uint64_t addr, std::string* file, int* line) {
+    Dwarf_Die cu;
+    if (!impl_->cu_of(addr, &cu)) return false;
+    const Impl::CuTable& t = impl_->table(&cu);
+    auto end = std::upper_bound(t.fns.begin(), t.fns.end(), addr,
+                                [](uint64_t a, const Impl::Fn& f) { return a < f.start; });
+    // The out-of-line function (shallowest instance), then the inlined call one level below it.
+    const Impl::Fn *out = nullptr, *call = nullptr;
+    for (auto it = t.fns.begin(); it != end; ++it)
+        if (addr < it->end && (!out || it->depth < out->depth)) out = &*it;
+    for (auto it = t.fns.begin(); out && it != end; ++it)
+        if (addr < it->end && it->depth == out->depth + 1) call = &*it;
+    Dwarf_Word ln = 0;
+    const char* src = nullptr;
+    Dwarf_Die die;
+    Dwarf_Attribute a;
+    if (call && dwarf_offdie(impl_->dw.get(), call->off, &die)) {
+        Dwarf_Word idx = 0;
+        Dwarf_Files* files = nullptr;
+        size_t nfiles = 0;
+        if (dwarf_attr(&die, DW_AT_call_line, &a)) dwarf_formudata(&a, &ln);
+        if (dwarf_attr(&die, DW_AT_call_file, &a) && dwarf_formudata(&a, &idx) == 0 &&
+            dwarf_getsrcfiles(&cu, &files, &nfiles) == 0 && idx < nfiles)
+            src = dwarf_filesrc(files, idx, nullptr, nullptr);
+    } else if (Dwarf_Line* l = dwarf_getsrc_die(&cu, addr)) {
+        int n = 0;
+        if (dwarf_lineno(l, &n) == 0 && n > 0) ln = Dwarf_Word(n);
+        src = dwarf_linesrc(l, nullptr, nullptr);
+    }
+    if (ln == 0 || ln > INT32_MAX) return false;
+    *line = int(ln);
+    if (file) *file = src ? src : "";
+    return true;
+}
+
+std::string DwarfNames::build_id() const {
+    Elf* elf = dwarf_getelf(impl_->dw.get());
+    return elf ? read_build_id(elf) : std::string();
+}
+
+std::unique_ptr<DwarfNames> open_dwarf_of(const Object& obj) {
+    const std::string& id = obj.build_id();
+    std::vector<std::string> cands{obj.path()};
+    if (id.size() > 2)
+        cands.push_back(get_debug_root() + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug");
+    for (const std::string& c : cands) {
+        if (c.empty() || c[0] != '/') continue;  // [vdso] and the like: no file to read
+        std::unique_ptr<DwarfNames> d = DwarfNames::open(c);
+        if (d && (id.empty() || d->build_id() == id)) return d;
+    }
+    return nullptr;
 }
 
 }  // namespace perfprof::sym

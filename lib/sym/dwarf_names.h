@@ -30,12 +30,24 @@ public:
     // The innermost subprogram/inlined-subroutine scope containing `addr` (link-time address)
     // and the outermost one (the out-of-line function). False when no DWARF function covers it.
     bool lookup(uint64_t addr, DwarfFunction* inner, DwarfFunction* outer);
+    // The source line of `addr` (link-time address) in the out-of-line function that holds it,
+    // and that line's file: the line table's row for addr or, inside inlined code, the call
+    // site of the outermost inlined call (the line a profile that names only out-of-line
+    // functions attributes addr to). False when no line (or line 0) is known.
+    bool source_line(uint64_t addr, std::string* file, int* line);
+    // NT_GNU_BUILD_ID of the file the DWARF was read from, lowercase hex; empty if none.
+    std::string build_id() const;
 
 private:
     DwarfNames() = default;
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };
+
+class Object;
+// The DWARF of an object: its own file, else the separate debug file by build-id under the
+// debug root; a file with a different build-id than the object's is not used. nullptr if none.
+std::unique_ptr<DwarfNames> open_dwarf_of(const Object& obj);
 
 // True if the ELF file at `path` has a .debug_info section with contents (not SHT_NOBITS).
 bool has_debug_info(const std::string& path);

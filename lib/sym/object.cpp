@@ -135,7 +135,8 @@ std::string hex(const unsigned char* p, size_t n) {
     return s;
 }
 
-// NT_GNU_BUILD_ID from the SHT_NOTE sections (or, without sections, the PT_NOTE segments).
+}  // namespace
+
 std::string read_build_id(Elf* elf) {
     auto scan = [](Elf_Data* data) -> std::string {
         if (!data || !data->d_buf) return {};
@@ -173,6 +174,8 @@ std::string read_build_id(Elf* elf) {
     }
     return {};
 }
+
+namespace {
 
 // .gnu_debugdata bytes decompressed (xz container, or a raw .lzma stream); empty on any failure.
 std::string decompress(const unsigned char* in, size_t n) {
@@ -479,6 +482,9 @@ private:
             return;
         struct stat st;
         ElfFile f = ElfFile::open(open_path_, &st);
+        // Opened through /proc/PID/root of a process that has exited since: the path as it is
+        // (the same mount namespace assumed), if it is still the same file (checked below).
+        if (!f && open_path_ != path_) f = ElfFile::open(path_, &st);
         // The file changed since it was opened: its symbols would not match what was mapped.
         if (!f || st.st_dev != st_.st_dev || st.st_ino != st_.st_ino) return;
         if (ld.load(f.get(), f.fd.get(), f.file_size, 0) > 0) return;

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+typedef struct Elf Elf;
+
 namespace perfprof::sym {
 
 enum class ObjectType { Exec, Dyn, Unknown };
@@ -58,6 +60,10 @@ void print_object_stats(FILE* out);
 
 // An object from an in-memory ELF image (the vDSO copied out of a process).
 std::shared_ptr<Object> object_from_image(const std::string& name, std::string image);
+
+// NT_GNU_BUILD_ID of an ELF, lowercase hex, from its SHT_NOTE sections (or, without sections,
+// its PT_NOTE segments); empty if none.
+std::string read_build_id(Elf* elf);
 
 // Where separate debug files are looked for (§5.4.3 step 1 and .gnu_debuglink); tests point
 // it at a private folder. Default "/usr/lib/debug".

@@ -175,9 +175,10 @@ Object* Syms::load(Dso& d) {
         struct stat st;
         const std::string& p = d.open_path.empty() ? d.path : d.open_path;
         if (::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) d.obj = get_object(d.path, d.open_path);
-        // The process has exited (its mappings came from side-band records): same mount
-        // namespace assumed, the path as it is.
-        else if (p != d.path && ::stat(d.path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+        // The process has exited (its mappings came from side-band records), or did so between
+        // the stat and the open: same mount namespace assumed, the path as it is.
+        if ((!d.obj || d.obj->type() == ObjectType::Unknown) && p != d.path &&
+            ::stat(d.path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
             d.obj = get_object(d.path);
     }
     return d.obj.get();
@@ -193,6 +194,9 @@ bool Syms::resolve(uint64_t addr, Frame& out) {
     out = Frame{};
     out.dso = &d.path;
     out.dso_offset = addr - r.start + r.file_offset;
+    out.map_start = r.start;
+    out.map_end = r.end;
+    out.map_offset = r.file_offset;
     Object* obj = load(d);
     if (!obj) return true;
     uint64_t off;
@@ -206,9 +210,12 @@ bool Syms::resolve(uint64_t addr, Frame& out) {
         default:
             return true;
     }
+    out.obj = obj;
+    out.obj_addr = off;
     if (const Symbol* s = obj->find(off)) {
         out.sym = &obj->name(*s);
         out.offset = off - s->start;
+        out.symbol = s;
     }
     return true;
 }

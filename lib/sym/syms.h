@@ -22,6 +22,13 @@ struct Frame {
     uint64_t offset = 0;               // addr - symbol start
     const std::string* dso = nullptr;  // mapped file path (display form); nullptr if no mapping
     uint64_t dso_offset = 0;           // file offset of addr within the DSO (for [dso+0xOFF])
+    // The rest is for outputs that describe mappings (pprof): the maps line holding addr, the
+    // object it maps (nullptr unless a readable ELF), addr in the object's own address space
+    // and the raw symbol (when `sym`).
+    uint64_t map_start = 0, map_end = 0, map_offset = 0;
+    Object* obj = nullptr;
+    uint64_t obj_addr = 0;
+    const Symbol* symbol = nullptr;
 };
 
 // One line of /proc/PID/maps, parsed. Returns false if the line is not a maps line with all

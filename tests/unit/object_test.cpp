@@ -388,6 +388,34 @@ TEST_F(ObjectFixture, SharedByBuildIdAndInode) {
     EXPECT_NE(get_object(lcopy.path()).get(), l1.get());
 }
 
+TEST_F(ObjectFixture, SymbolsLoadThroughThePathWhenTheOpenPathIsGone) {
+    NEED_FIXTURES();
+    // A copy with a build-id of its own, so that no object in the cache stands in for it.
+    std::string image = slurp(fx("c_plain"));
+    const std::string id = get_object(fx("c_plain"))->build_id();
+    ASSERT_GE(id.size(), 4u);
+    std::string raw;
+    for (size_t i = 0; i + 1 < id.size(); i += 2) raw += char(std::stoi(id.substr(i, 2), nullptr, 16));
+    const size_t at = image.find(raw);
+    ASSERT_NE(at, std::string::npos);
+    image[at + raw.size() - 1] ^= 0x5a;
+    char dir[] = "/tmp/object_test.XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    const std::string path = std::string(dir) + "/bin", through = std::string(dir) + "/root-bin";
+    std::ofstream(path, std::ios::binary) << image;
+    ASSERT_EQ(::link(path.c_str(), through.c_str()), 0);
+    // Read through the process's /proc/PID/root, which is gone (the process has exited) when
+    // the symbols are loaded.
+    auto obj = get_object(path, through);
+    ASSERT_EQ(obj->type(), ObjectType::Exec);
+    EXPECT_NE(obj->build_id(), id);
+    EXPECT_FALSE(obj->loaded());
+    ::unlink(through.c_str());
+    EXPECT_GE(check_functions(*obj, path), 6);
+    ::unlink(path.c_str());
+    ::rmdir(dir);
+}
+
 // ---- this binary, libc, the vDSO ----
 
 TEST(Object, OwnFunctionMatchesTheKernelsMapping) {

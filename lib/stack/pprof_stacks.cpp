@@ -1,0 +1,185 @@
+#include "stack/pprof_stacks.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "core/time.h"
+#include "flamegraph/svg.h"
+#include "perf-prof/error.h"
+#include "sym/dwarf_names.h"
+
+namespace perfprof::stack {
+
+namespace {
+
+// The upper half of the 64-bit address space: every 64-bit Linux kernel's addresses (4- and
+// 5-level page tables alike). Informational: pprof does not symbolize "[kernel.kallsyms]".
+constexpr uint64_t kKernelStart = uint64_t(1) << 63;
+
+void put(std::string& key, const void* p, size_t n) {
+    key.append(static_cast<const char*>(p), n);
+}
+
+}  // namespace
+
+std::unique_ptr<PprofStacks> PprofStacks::from_options(const Options& opt, const char* profiler,
+                                                       Printer* printer, Kind kind) {
+    if (!opt.pprof_given) return nullptr;
+    if (!opt.call_graph) throw Error::usage(std::string(profiler) + ": --pprof needs -g (stacks)");
+    // trace with nested profilers only: none of its own events records a stack.
+    if (!printer) throw Error::usage(std::string(profiler) + ": --pprof: none of its events records stacks");
+    return std::make_unique<PprofStacks>(opt.pprof, *printer, kind);
+}
+
+PprofStacks::PprofStacks(std::string path, Printer& printer, Kind kind)
+    : path_(std::move(path)),
+      printer_(printer),
+      kind_(kind),
+      profile_(kind.cpu_period_ns > 0 ? std::vector<output::PprofBuilder::ValueType>{{kind.type, kind.unit},
+                                                                                     {"cpu", "nanoseconds"}}
+                                      : std::vector<output::PprofBuilder::ValueType>{{kind.type, kind.unit}},
+               kind.cpu_period_ns > 0 ? output::PprofBuilder::ValueType{"cpu", "nanoseconds"}
+                                      : output::PprofBuilder::ValueType{kind.type, kind.unit},
+               kind.cpu_period_ns > 0 ? kind.cpu_period_ns : 1) {
+    if (path_.empty()) throw Error::usage("--pprof needs a file name");
+    // A name the writer would take for stdout is a file here too.
+    if (path_ == "-") path_ = "./-";
+    // Found now rather than after the run: a folder in the way, or a place we cannot write.
+    struct stat st {};
+    if (::stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
+        throw Error("cannot create the pprof file '" + path_ + "': it is a directory");
+    const std::string tmp = path_ + ".tmp";
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) throw Error::sys(errno, "cannot create the pprof file '" + path_ + "'");
+    ::close(fd);
+    ::unlink(tmp.c_str());
+
+    start_realtime_ = core::realtime_now_ns();
+    start_monotonic_ = core::monotonic_now_ns();
+    pid_key_ = profile_.string_id("pid");
+    comm_key_ = profile_.string_id("comm");
+    comms_.emplace_back();
+    comm_ids_.emplace("", 0);
+    live_.push_back(this);
+}
+
+PprofStacks::~PprofStacks() {
+    std::erase(live_, this);
+}
+
+void PprofStacks::forget_process(uint32_t tgid) {
+    for (PprofStacks* p : live_)
+        if (p->raw_pids_.count(tgid)) p->symbolize_pending();
+}
+
+void PprofStacks::add_callchain(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm) {
+    auto c = comm_ids_.find(comm);
+    if (c == comm_ids_.end()) {
+        c = comm_ids_.emplace(std::string(comm), uint32_t(comms_.size())).first;
+        comms_.emplace_back(comm);
+    }
+    key_.clear();
+    put(key_, &pid, sizeof pid);
+    put(key_, &c->second, sizeof c->second);
+    put(key_, ips, nr * sizeof(uint64_t));
+    auto [it, fresh] = raw_.try_emplace(key_, 0);
+    ++it->second;
+    if (fresh) {
+        // The first pending chain of this process: its maps are read now, while it lives.
+        if (raw_pids_.insert(pid).second) printer_.prepare(pid);
+        if (raw_.size() >= kMaxPending) symbolize_pending();
+    }
+}
+
+void PprofStacks::symbolize_pending() {
+    std::vector<uint64_t> ips;
+    output::PprofBuilder::Label labels[2];
+    labels[0].key = pid_key_;
+    labels[1].key = comm_key_;
+    for (const auto& [key, n] : raw_) {
+        uint32_t pid, comm;
+        std::memcpy(&pid, key.data(), 4);
+        std::memcpy(&comm, key.data() + 4, 4);
+        ips.resize((key.size() - 8) / sizeof(uint64_t));
+        std::memcpy(ips.data(), key.data() + 8, ips.size() * sizeof(uint64_t));
+        Printer::leaf_first(ips.data(), ips.size(), frames_);
+        if (frames_.empty()) continue;  // context markers only: no folded stack either
+        location_ids_.clear();
+        for (size_t i = 0; i < frames_.size(); ++i) {
+            // The first frame of each part is where the CPU was; the others are return
+            // addresses, whose call instruction is the byte before.
+            const bool ret = i > 0 && (frames_[i].ctx == Printer::Context::Kernel) ==
+                                          (frames_[i - 1].ctx == Printer::Context::Kernel);
+            location_ids_.push_back(location_of(frames_[i], pid, ret));
+        }
+        labels[0].num = int64_t(pid);
+        labels[1].str = comm ? profile_.string_id(comms_[comm]) : 0;
+        const int64_t values[2] = {int64_t(n), int64_t(n) * kind_.cpu_period_ns};
+        profile_.sample(location_ids_, std::span(values, profile_.sample_types()),
+                        std::span(labels, comm ? 2 : 1));
+    }
+    raw_.clear();
+    raw_pids_.clear();
+}
+
+sym::DwarfNames* PprofStacks::dwarf_of(const sym::Object& obj) {
+    const std::string& key = obj.build_id().empty() ? obj.path() : obj.build_id();
+    auto [it, fresh] = dwarf_.try_emplace(key);
+    if (fresh) it->second = sym::open_dwarf_of(obj);
+    return it->second.get();
+}
+
+uint64_t PprofStacks::location_of(const Printer::ChainFrame& f, uint32_t pid, bool return_address) {
+    name_.clear();
+    sym::Frame r;
+    printer_.folded_name(f, pid, name_, &r);
+    uint64_t mapping = 0;
+    if (f.ctx == Printer::Context::Kernel) {
+        if (!kernel_mapping_)
+            kernel_mapping_ = profile_.mapping(kKernelStart, UINT64_MAX, 0, "[kernel.kallsyms]", "", false);
+        mapping = kernel_mapping_;
+    } else if (f.ctx == Printer::Context::User && r.dso)
+        mapping = profile_.mapping(r.map_start, r.map_end, r.map_offset, *r.dso,
+                                   r.obj ? r.obj->build_id() : std::string(), false);
+    // One location per (mapping, address, frame kind, role): the name depends on the first
+    // three (mapping 0 stands for several unknowns), the line on the role.
+    const uint8_t kind = uint8_t(uint8_t(f.ctx) << 1 | return_address);
+    loc_key_.clear();
+    put(loc_key_, &mapping, sizeof mapping);
+    put(loc_key_, &f.ip, sizeof f.ip);
+    put(loc_key_, &kind, sizeof kind);
+    auto [it, fresh] = locations_.try_emplace(loc_key_, 0);
+    if (!fresh) return it->second;
+
+    // Lines from DWARF, for frames with a symbol: the function's first line and file, and the
+    // line of the address (of the call, for a return address).
+    int start_line = 0, line = 0;
+    file_.clear();
+    std::string_view system_name = name_;
+    if (r.symbol) {
+        system_name = r.symbol->name;
+        if (sym::DwarfNames* dw = dwarf_of(*r.obj)) {
+            if (!dw->source_line(r.symbol->start, &file_, &start_line)) file_.clear();
+            uint64_t at = r.obj_addr;
+            if (return_address && at > r.symbol->start) --at;
+            if (!dw->source_line(at, nullptr, &line)) line = 0;
+        }
+    }
+    if (line > 0) profile_.mapping(r.map_start, r.map_end, r.map_offset, *r.dso, r.obj->build_id(), true);
+    const uint64_t fn = profile_.function(name_, system_name, file_, start_line);
+    it->second = profile_.location(mapping, f.ip, fn, line);
+    return it->second;
+}
+
+void PprofStacks::finish() {
+    symbolize_pending();
+    profile_.set_time(start_realtime_, core::monotonic_now_ns() - start_monotonic_);
+    flamegraph::write_file(path_, output::gzip(profile_.encode()));
+}
+
+}  // namespace perfprof::stack

@@ -1,0 +1,93 @@
+// --pprof FILE: sampled call chains as a gzip-compressed pprof profile.proto (ANCHORS.md §7.3).
+//
+// Chains are counted as they come by their raw addresses (pid, comm, addresses), as FlameGraph
+// counts them, and symbolized into the profile when it is written, or when their process's
+// symbols are about to be dropped (exit, exec: see forget_process). Frames get the names the
+// folded flame graph of the same run gives them (Printer::folded_name), so `go tool pprof -top`
+// and the folded file agree; the process name is a `comm` label, not a root frame.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "output/pprof.h"
+#include "perf-prof/options.h"
+#include "stack/stack_printer.h"
+
+namespace perfprof::sym {
+class DwarfNames;
+}
+
+namespace perfprof::stack {
+
+class PprofStacks {
+public:
+    // What one sample is: `type`/`unit` counts it ("samples"/"count"); a `cpu_period_ns` adds
+    // cpu/nanoseconds, each sample standing for that much CPU time (profile: 1e9/F).
+    struct Kind {
+        const char* type = "samples";
+        const char* unit = "count";
+        int64_t cpu_period_ns = 0;
+    };
+
+    // --pprof of `profiler`: nullptr when not given, a usage error without -g. `printer` (the
+    // profiler's, which must outlive the output) is used when -g is given.
+    static std::unique_ptr<PprofStacks> from_options(const Options& opt, const char* profiler,
+                                                     Printer* printer, Kind kind);
+    // Throws Error when `path` cannot be created: found at start-up, not after the run.
+    PprofStacks(std::string path, Printer& printer, Kind kind);
+    ~PprofStacks();
+    PprofStacks(const PprofStacks&) = delete;
+    PprofStacks& operator=(const PprofStacks&) = delete;
+
+    // Counts one sampled chain of process `pid` named `comm` ("" when unknown). Hot path: no
+    // allocation but the map entry of a chain not seen before.
+    void add_callchain(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm);
+    // Writes the profile of the whole run (also with -i) to the file, through FILE.tmp.
+    void finish();
+
+    // Before the symbols of `tgid` are dropped: every live output symbolizes its pending chains.
+    static void forget_process(uint32_t tgid);
+
+private:
+    // Bounds the pending chains kept between symbolizations, as FlameGraph does.
+    static constexpr size_t kMaxPending = size_t(1) << 16;
+    static inline std::vector<PprofStacks*> live_;  // for forget_process()
+
+    void symbolize_pending();
+    uint64_t location_of(const Printer::ChainFrame& f, uint32_t pid, bool return_address);
+    sym::DwarfNames* dwarf_of(const sym::Object& obj);
+
+    std::string path_;
+    Printer& printer_;
+    Kind kind_;
+    output::PprofBuilder profile_;
+    int64_t start_realtime_ = 0, start_monotonic_ = 0;
+    uint64_t pid_key_ = 0, comm_key_ = 0;  // label keys' string ids
+    uint64_t kernel_mapping_ = 0;
+
+    // Pending chains: pid, comm id, addresses → count; and their processes.
+    std::unordered_map<std::string, uint64_t> raw_;
+    std::unordered_set<uint32_t> raw_pids_;
+    std::string key_;  // add_callchain's buffer
+    struct Hash {
+        using is_transparent = void;
+        size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    };
+    std::unordered_map<std::string, uint32_t, Hash, std::equal_to<>> comm_ids_;
+    std::vector<std::string> comms_;
+
+    // Symbolization: locations by (mapping, address, frame kind and role), DWARF by object.
+    std::unordered_map<std::string, uint64_t> locations_;
+    std::unordered_map<std::string, std::unique_ptr<sym::DwarfNames>> dwarf_;
+    std::vector<Printer::ChainFrame> frames_;
+    std::vector<uint64_t> location_ids_;
+    std::string name_, file_, loc_key_;
+};
+
+}  // namespace perfprof::stack
