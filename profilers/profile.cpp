@@ -276,7 +276,7 @@ private:
             // Root frame (pprof: comm label): the process name, omitted when unresolved.
             std::string_view comm = ctx_.comm(s.pid);
             if (comm == "<...>") comm = {};
-            if (flame_) flame_->add_callchain(*printer_, s.callchain, s.callchain_nr, s.pid, comm, line_);
+            if (flame_) flame_->add_callchain(*printer_, s.callchain, s.callchain_nr, s.pid, comm);
             if (pprof_) pprof_->add_callchain(s.callchain, s.callchain_nr, s.pid, comm);
         } else {
             line_.clear();

@@ -495,7 +495,7 @@ private:
         if (flame_ || pprof_) {
             std::string_view comm = ctx_.comm(s.pid);
             if (comm == "<...>") comm = {};
-            if (flame_) flame_->add_callchain(*printer_, s.callchain, s.callchain_nr, s.pid, comm, line_);
+            if (flame_) flame_->add_callchain(*printer_, s.callchain, s.callchain_nr, s.pid, comm);
             if (pprof_) pprof_->add_callchain(s.callchain, s.callchain_nr, s.pid, comm);
             return;
         }

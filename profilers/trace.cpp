@@ -174,7 +174,7 @@ public:
             // Root frame (pprof: comm label): the process name, omitted when unresolved (SPEC §4.3).
             std::string_view comm = ctx_.comm(s.pid);
             if (comm == "<...>") comm = {};
-            if (flame_) flame_->add_callchain(*printer_, s.callchain, s.callchain_nr, s.pid, comm, line_);
+            if (flame_) flame_->add_callchain(*printer_, s.callchain, s.callchain_nr, s.pid, comm);
             if (pprof_) pprof_->add_callchain(s.callchain, s.callchain_nr, s.pid, comm);
         } else if (s.callchain && printer_) {
             line_.clear();

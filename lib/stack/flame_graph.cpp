@@ -27,9 +27,6 @@ std::vector<FlameGraph*>& graphs() {
     return all;
 }
 
-// Bounds the pending chains kept between writes (each ~100 bytes and a map node).
-constexpr size_t kMaxPending = size_t(1) << 16;
-
 // Remembers the kind of each folded frame ("a;b;c;" and one kind character per frame) that is
 // not the program's own code: user code is what a name without a note is drawn as.
 void note_kinds(std::string_view frames, std::string_view kinds,
@@ -94,48 +91,26 @@ void forget_process(uint32_t tgid) {
 }
 
 void FlameGraph::add_callchain(Printer& p, const uint64_t* ips, uint64_t nr, uint32_t pid,
-                               std::string_view root, std::string& scratch) {
+                               std::string_view root) {
     printer_ = &p;
-    const uint32_t root_len = static_cast<uint32_t>(root.size());
-    scratch.resize(8 + root.size() + nr * sizeof(uint64_t));
-    char* k = scratch.data();
-    std::memcpy(k, &pid, 4);
-    std::memcpy(k + 4, &root_len, 4);
-    std::memcpy(k + 8, root.data(), root.size());
-    std::memcpy(k + 8 + root.size(), ips, nr * sizeof(uint64_t));
-    auto [it, fresh] = raw_.try_emplace(scratch, 0);
-    ++it->second;
-    if (fresh) {
-        // The first pending chain of this process: its maps are read now, while it lives.
-        if (raw_pids_.insert(pid).second) p.prepare(pid);
-        if (raw_.size() >= kMaxPending) fold_pending();
-    }
+    if (pending_.add(p, ips, nr, pid, root)) fold_pending();
 }
 
 void FlameGraph::fold_pending() {
-    std::vector<uint64_t> ips;
-    for (const auto& [key, n] : raw_) {
-        uint32_t pid, root_len;
-        std::memcpy(&pid, key.data(), 4);
-        std::memcpy(&root_len, key.data() + 4, 4);
-        const std::string_view root(key.data() + 8, root_len);
-        ips.resize((key.size() - 8 - root_len) / sizeof(uint64_t));
-        std::memcpy(ips.data(), key.data() + 8 + root_len, ips.size() * sizeof(uint64_t));
+    pending_.drain([&](uint32_t pid, std::string_view root, std::span<const uint64_t> ips, uint64_t n) {
         text_.clear();
         if (line_per_frame()) {
-            if (!printer_->frame_lines(ips.data(), ips.size(), pid, text_)) continue;
+            if (!printer_->frame_lines(ips.data(), ips.size(), pid, text_)) return;
             if (!root.empty()) (text_ += root) += '\n';
         } else {
             if (!root.empty()) (text_ += root) += ';';
             const size_t first = text_.size();
             frame_kinds_.clear();
-            if (!printer_->fold(ips.data(), ips.size(), pid, text_, regular_ ? &frame_kinds_ : nullptr)) continue;
+            if (!printer_->fold(ips.data(), ips.size(), pid, text_, regular_ ? &frame_kinds_ : nullptr)) return;
             note_kinds(std::string_view(text_).substr(first), frame_kinds_, kinds_);
         }
         add(text_, n);
-    }
-    raw_.clear();
-    raw_pids_.clear();
+    });
 }
 
 void FlameGraph::add(const std::string& stack, uint64_t n) {

@@ -13,10 +13,10 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "core/fd.h"
 #include "flamegraph/folded.h"
+#include "stack/chain_counts.h"
 
 namespace perfprof::stack {
 
@@ -39,12 +39,10 @@ public:
     void add(const std::string& stack, uint64_t n = 1);
     // Counts a sampled call chain under `root` (the process name; empty: no root frame), in
     // the form this output takes, symbolized through `p` later: `p` must outlive the graph.
-    // `scratch` is the caller's reusable buffer.
-    void add_callchain(Printer& p, const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view root,
-                       std::string& scratch);
+    void add_callchain(Printer& p, const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view root);
     // Symbolizes every pending chain into its folded stack.
     void fold_pending();
-    bool pending(uint32_t pid) const { return raw_pids_.count(pid) != 0; }
+    bool pending(uint32_t pid) const { return pending_.holds(pid); }
     // Writes every stack, prefixed with `prefix` ("YYYY-MM-DD;HH:MM:SS;" or ""), and its
     // picture (the interval's, when there is a prefix), then resets.
     void flush(const std::string& prefix = {});
@@ -65,9 +63,7 @@ private:
     FILE* out_ = nullptr;
     bool own_ = false, regular_ = false, wrote_ = false;
     std::unordered_map<std::string, uint64_t> counts_;
-    // Pending chains: pid, root length, root, addresses → count; and their processes.
-    std::unordered_map<std::string, uint64_t> raw_;
-    std::unordered_set<uint32_t> raw_pids_;
+    ChainCounts pending_;  // chains not yet symbolized
     Printer* printer_ = nullptr;
     std::string text_;  // fold_pending's buffer
 };

@@ -63,8 +63,6 @@ PprofStacks::PprofStacks(std::string path, Printer& printer, Kind kind)
     start_monotonic_ = core::monotonic_now_ns();
     pid_key_ = profile_.string_id("pid");
     comm_key_ = profile_.string_id("comm");
-    comms_.emplace_back();
-    comm_ids_.emplace("", 0);
     live_.push_back(this);
 }
 
@@ -74,41 +72,20 @@ PprofStacks::~PprofStacks() {
 
 void PprofStacks::forget_process(uint32_t tgid) {
     for (PprofStacks* p : live_)
-        if (p->raw_pids_.count(tgid)) p->symbolize_pending();
+        if (p->pending_.holds(tgid)) p->symbolize_pending();
 }
 
 void PprofStacks::add_callchain(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm) {
-    auto c = comm_ids_.find(comm);
-    if (c == comm_ids_.end()) {
-        c = comm_ids_.emplace(std::string(comm), uint32_t(comms_.size())).first;
-        comms_.emplace_back(comm);
-    }
-    key_.clear();
-    put(key_, &pid, sizeof pid);
-    put(key_, &c->second, sizeof c->second);
-    put(key_, ips, nr * sizeof(uint64_t));
-    auto [it, fresh] = raw_.try_emplace(key_, 0);
-    ++it->second;
-    if (fresh) {
-        // The first pending chain of this process: its maps are read now, while it lives.
-        if (raw_pids_.insert(pid).second) printer_.prepare(pid);
-        if (raw_.size() >= kMaxPending) symbolize_pending();
-    }
+    if (pending_.add(printer_, ips, nr, pid, comm)) symbolize_pending();
 }
 
 void PprofStacks::symbolize_pending() {
-    std::vector<uint64_t> ips;
     output::PprofBuilder::Label labels[2];
     labels[0].key = pid_key_;
     labels[1].key = comm_key_;
-    for (const auto& [key, n] : raw_) {
-        uint32_t pid, comm;
-        std::memcpy(&pid, key.data(), 4);
-        std::memcpy(&comm, key.data() + 4, 4);
-        ips.resize((key.size() - 8) / sizeof(uint64_t));
-        std::memcpy(ips.data(), key.data() + 8, ips.size() * sizeof(uint64_t));
+    pending_.drain([&](uint32_t pid, std::string_view comm, std::span<const uint64_t> ips, uint64_t n) {
         Printer::leaf_first(ips.data(), ips.size(), frames_);
-        if (frames_.empty()) continue;  // context markers only: no folded stack either
+        if (frames_.empty()) return;  // context markers only: no folded stack either
         location_ids_.clear();
         for (size_t i = 0; i < frames_.size(); ++i) {
             // The first frame of each part is where the CPU was; the others are return
@@ -118,13 +95,11 @@ void PprofStacks::symbolize_pending() {
             location_ids_.push_back(location_of(frames_[i], pid, ret));
         }
         labels[0].num = int64_t(pid);
-        labels[1].str = comm ? profile_.string_id(comms_[comm]) : 0;
+        labels[1].str = comm.empty() ? 0 : profile_.string_id(comm);
         const int64_t values[2] = {int64_t(n), int64_t(n) * kind_.cpu_period_ns};
         profile_.sample(location_ids_, std::span(values, profile_.sample_types()),
-                        std::span(labels, comm ? 2 : 1));
-    }
-    raw_.clear();
-    raw_pids_.clear();
+                        std::span(labels, comm.empty() ? 1 : 2));
+    });
 }
 
 sym::DwarfNames* PprofStacks::dwarf_of(const sym::Object& obj) {

@@ -12,11 +12,11 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "output/pprof.h"
 #include "perf-prof/options.h"
+#include "stack/chain_counts.h"
 #include "stack/stack_printer.h"
 
 namespace perfprof::sym {
@@ -55,8 +55,6 @@ public:
     static void forget_process(uint32_t tgid);
 
 private:
-    // Bounds the pending chains kept between symbolizations, as FlameGraph does.
-    static constexpr size_t kMaxPending = size_t(1) << 16;
     static inline std::vector<PprofStacks*> live_;  // for forget_process()
 
     void symbolize_pending();
@@ -71,16 +69,7 @@ private:
     uint64_t pid_key_ = 0, comm_key_ = 0;  // label keys' string ids
     uint64_t kernel_mapping_ = 0;
 
-    // Pending chains: pid, comm id, addresses → count; and their processes.
-    std::unordered_map<std::string, uint64_t> raw_;
-    std::unordered_set<uint32_t> raw_pids_;
-    std::string key_;  // add_callchain's buffer
-    struct Hash {
-        using is_transparent = void;
-        size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-    };
-    std::unordered_map<std::string, uint32_t, Hash, std::equal_to<>> comm_ids_;
-    std::vector<std::string> comms_;
+    ChainCounts pending_;  // chains not yet symbolized, under their comm
 
     // Symbolization: locations by (mapping, address, frame kind and role), DWARF by object.
     std::unordered_map<std::string, uint64_t> locations_;
