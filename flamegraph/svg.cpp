@@ -77,6 +77,14 @@ void append_int(std::string& out, int64_t v) {
     out.append(buf, size_t(end - buf));
 }
 
+void append_attr(std::string& out, std::string_view name, double v) {
+    out += ' ';
+    out.append(name);
+    out += "=\"";
+    append_fixed(out, v);
+    out += '"';
+}
+
 void begin_document(std::string& out, int width, int height, std::string_view css) {
     out += "<?xml version=\"1.0\" standalone=\"no\"?>\n";
     out += "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"";
