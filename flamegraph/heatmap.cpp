@@ -268,7 +268,7 @@ std::pair<uint64_t, uint64_t> latency_range(std::span<const LatPoint> points, co
 
 std::vector<uint64_t> latency_edges(uint64_t lo, uint64_t hi, int rows, bool log) {
     std::vector<uint64_t> edges(size_t(rows) + 1);
-    const long double ratio = std::log(static_cast<long double>(hi) / lo);
+    const long double ratio = log ? std::log(static_cast<long double>(hi) / lo) : 0;
     for (int r = 0; r <= rows; r++) {
         uint64_t e;
         if (r == rows) {
@@ -284,6 +284,8 @@ std::vector<uint64_t> latency_edges(uint64_t lo, uint64_t hi, int rows, bool log
     return edges;
 }
 
+}  // namespace
+
 void check_options(const HeatmapOptions& opt) {
     if (opt.rows < 1 || opt.rows > kMaxRows)
         throw Error::usage("rows must be from 1 to " + std::to_string(kMaxRows));
@@ -296,8 +298,6 @@ void check_options(const HeatmapOptions& opt) {
         throw Error::usage("height must be from " + std::to_string(kMinHeight) + " to " +
                            std::to_string(kMaxPixels) + " px");
 }
-
-}  // namespace
 
 int HeatmapGrid::row_of(uint64_t latency) const {
     if (latency < edges.front()) return 0;

@@ -93,6 +93,10 @@ struct HeatmapGrid {
     int row_of(uint64_t latency) const;  // the row a latency lands in, clamped
 };
 
+// Throws Error (usage) for options outside their ranges (rows, max_columns, width, height),
+// so that a command can refuse them before reading its input.
+void check_options(const HeatmapOptions& opt);
+
 // Throws Error (usage) for options that cannot be met (rows or width out of range, --min not
 // below --max, log with --min 0, a step giving more than kMaxColumns columns), Error (runtime)
 // for no points.
