@@ -249,7 +249,8 @@ std::pair<uint64_t, uint64_t> latency_range(std::span<const LatPoint> points, co
         }
     } else {
         if (opt.min_latency && *opt.min_latency == 0)
-            throw Error::usage("a log latency scale needs a minimum latency above 0");
+            throw Error::usage("a log latency scale needs a minimum latency above 0",
+                               "a linear scale can start at 0");
         hi = opt.max_latency ? *opt.max_latency : round_up(std::max<uint64_t>(lmax, 1), kCoarse);
         if (opt.min_latency) {
             lo = *opt.min_latency;
@@ -286,11 +287,11 @@ std::vector<uint64_t> latency_edges(uint64_t lo, uint64_t hi, int rows, bool log
 
 }  // namespace
 
-void check_options(const HeatmapOptions& opt) {
-    if (opt.rows < 1 || opt.rows > kMaxRows)
-        throw Error::usage("rows must be from 1 to " + std::to_string(kMaxRows));
-    if (opt.max_columns < 1 || opt.max_columns > kMaxColumns)
-        throw Error::usage("columns must be from 1 to " + std::to_string(kMaxColumns));
+void check_heatmap_options(const HeatmapOptions& opt) {
+    if (opt.rows < 1 || opt.rows > kMaxHeatmapRows)
+        throw Error::usage("rows must be from 1 to " + std::to_string(kMaxHeatmapRows));
+    if (opt.max_columns < 1 || opt.max_columns > kMaxHeatmapColumns)
+        throw Error::usage("columns must be from 1 to " + std::to_string(kMaxHeatmapColumns));
     if (opt.width < kMinWidth || opt.width > kMaxPixels)
         throw Error::usage("width must be from " + std::to_string(kMinWidth) + " to " +
                            std::to_string(kMaxPixels) + " px");
@@ -306,7 +307,7 @@ int HeatmapGrid::row_of(uint64_t latency) const {
 }
 
 HeatmapGrid bin_points(std::span<const LatPoint> points, const HeatmapOptions& opt) {
-    check_options(opt);
+    check_heatmap_options(opt);
     if (points.empty()) throw Error("no points to draw");
     HeatmapGrid g;
     uint64_t tmax = 0;
@@ -318,14 +319,15 @@ HeatmapGrid bin_points(std::span<const LatPoint> points, const HeatmapOptions& o
     const uint64_t span = tmax - g.t0;
     if (opt.step) {
         g.step = opt.step;
-        if (span / g.step >= uint64_t(kMaxColumns))
+        if (span / g.step >= uint64_t(kMaxHeatmapColumns))
             throw Error::usage("a step of " + format_quantity(g.step, opt.time_unit) + " makes more than " +
-                               std::to_string(kMaxColumns) + " columns over the " +
+                               std::to_string(kMaxHeatmapColumns) + " columns over the " +
                                format_quantity(span, opt.time_unit) + " the points span");
     } else {
-        // span / step < max_columns, so at most max_columns columns.
-        const uint64_t cols = uint64_t(opt.max_columns);
-        g.step = round_up(span / cols + 1, kCoarse);
+        // span / step < max_columns, so at most max_columns columns (2 where one column
+        // would need a step past 2^64-1).
+        const uint64_t least = span / uint64_t(opt.max_columns);
+        g.step = least == UINT64_MAX ? least : round_up(least + 1, kCoarse);
     }
     g.columns = int(span / g.step + 1);
     g.rows = opt.rows;
@@ -350,6 +352,7 @@ namespace {
 
 constexpr int kLeft = 90, kRight = 24, kTop = 78;
 constexpr int kSwatches = 10, kSwatchWidth = 30;
+constexpr int kLabelGap = 24;  // px between latency labels
 
 constexpr std::string_view kCss =
     "text { font-family: Verdana, Helvetica, sans-serif; font-size: 12px; fill: #000; }\n"
@@ -455,7 +458,7 @@ void append_time_axis(std::string& out, const HeatmapGrid& g, const HeatmapOptio
 
 void append_latency_axis(std::string& out, const HeatmapGrid& g, const HeatmapOptions& opt, double plot_h,
                          double bottom) {
-    // Labels at round latencies, at least 16 px apart, the bottom one at the range's start.
+    // Labels at round latencies, at least kLabelGap px apart, the bottom one at the range's start.
     const uint64_t lo = g.edges.front(), hi = g.edges.back();
     const long double log_span = g.log ? std::log(static_cast<long double>(hi) / lo) : 0;
     auto y_of = [&](uint64_t v) {
@@ -463,10 +466,10 @@ void append_latency_axis(std::string& out, const HeatmapGrid& g, const HeatmapOp
                                     : static_cast<long double>(v - lo) / (hi - lo);
         return bottom - double(f) * plot_h;
     };
-    double last_y = bottom + 16;
+    double last_y = bottom + kLabelGap;
     auto tick = [&](uint64_t v) {
         const double y = y_of(v);
-        if (last_y - y < 16) return;
+        if (last_y - y < kLabelGap) return;
         append_line(out, kLeft - 5, y, kLeft, y);
         append_text(out, kLeft - 8, y + 4, "text-anchor=\"end\"", format_quantity(v, opt.latency_unit));
         last_y = y;
@@ -474,17 +477,17 @@ void append_latency_axis(std::string& out, const HeatmapGrid& g, const HeatmapOp
     tick(lo);
     if (g.log) {
         // 1, 2, 5 per decade where a decade is tall enough, else the powers of ten.
-        const bool fine = plot_h / (log_span / std::log(10.0L)) >= 48;
+        const bool fine = plot_h / (log_span / std::log(10.0L)) >= 3 * kLabelGap;
         for (uint64_t p = 1; p <= UINT64_MAX / 100; p *= 10)
             for (int m : kCoarse) {
                 const uint64_t v = m * p / 10;
                 if ((m * p) % 10 == 0 && v > lo && v <= hi && (fine || m == 10)) tick(v);
             }
     } else {
-        const long double need = std::ceil(static_cast<long double>(hi - lo) * 16 / plot_h);
+        const long double need = std::ceil(static_cast<long double>(hi - lo) * kLabelGap / plot_h);
         const uint64_t step =
             need >= 1e18L ? hi - lo : round_up(std::max<uint64_t>(1, uint64_t(need)), kCoarse);
-        for (uint64_t v = lo / step * step; v <= hi - step;) {
+        for (uint64_t v = lo / step * step; hi - v >= step;) {  // v <= hi: no wrap
             v += step;
             tick(v);
         }
@@ -520,7 +523,7 @@ void append_legend(std::string& out, const HeatmapGrid& g, double y) {
 }  // namespace
 
 std::string render_heatmap(const HeatmapGrid& g, const HeatmapOptions& opt) {
-    check_options(opt);
+    check_heatmap_options(opt);
     const double plot_w = opt.width - kLeft - kRight;
     const double plot_h = opt.height;
     const double cw = plot_w / g.columns, ch = plot_h / g.rows;

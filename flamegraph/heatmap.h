@@ -27,7 +27,7 @@ struct LatFile {
     std::string first_problem;    // what is wrong with that line, printable ASCII
 };
 
-// Reads .lat text in chunks of any size, so a file is never held whole and a line is never
+// Reads .lat text in chunks of any size, so a file's text is never held whole and a line is never
 // kept longer than a good line can be (a 1 GB line costs nothing but the time to skip it).
 // A good line is two unsigned decimal integers separated by spaces or tabs; leading and
 // trailing spaces, tabs and a CR are allowed; whitespace-only lines are skipped.
@@ -59,21 +59,23 @@ struct HeatmapOptions {
     // max_columns columns over the points' time span.
     uint64_t step = 0;
     int max_columns = 200;
-    // Latency range; unset = from the data: linear from 0 to a round multiple of `rows` just
-    // above the largest latency, log from/to the 1/2/5×10^k values around the smallest positive
-    // and the largest latency. Latencies outside [min, max] are counted in the bottom or top
-    // row and reported in the header line.
+    // Latency range; unset = from the data: linear from 0 to `rows` × the round row height
+    // that just holds the largest latency, log from/to the 1/2/5×10^k values around the
+    // smallest positive and the largest latency. Latencies outside [min, max] are counted in the bottom or
+    // top row and reported in the header line.
     std::optional<uint64_t> min_latency, max_latency;
-    bool log = false;  // rows equally spaced in log(latency); latency 0 lands in the bottom row
+    // Rows equally spaced in log(latency), latency 0 in the bottom row: latencies have long
+    // tails (microseconds to seconds), which a linear scale squeezes into its bottom row.
+    bool log = true;
     // Unit names: ns, us, ms and s are scaled for labels ("1.5 ms"); any other name is printed
     // as given after the raw number.
     std::string time_unit = "ns", latency_unit = "ns";
 };
 
-// Limits on the options: the picture stays small whatever the input (at most kMaxColumns ×
-// kMaxRows cells, only non-empty ones drawn).
-inline constexpr int kMaxRows = 500;
-inline constexpr int kMaxColumns = 2000;
+// Limits on the options: the picture stays small whatever the input (at most kMaxHeatmapColumns ×
+// kMaxHeatmapRows cells, only non-empty ones drawn).
+inline constexpr int kMaxHeatmapRows = 500;
+inline constexpr int kMaxHeatmapColumns = 2000;
 
 // The counts per cell, before drawing.
 struct HeatmapGrid {
@@ -95,11 +97,11 @@ struct HeatmapGrid {
 
 // Throws Error (usage) for options outside their ranges (rows, max_columns, width, height),
 // so that a command can refuse them before reading its input.
-void check_options(const HeatmapOptions& opt);
+void check_heatmap_options(const HeatmapOptions& opt);
 
-// Throws Error (usage) for options that cannot be met (rows or width out of range, --min not
-// below --max, log with --min 0, a step giving more than kMaxColumns columns), Error (runtime)
-// for no points.
+// Throws Error (usage) for options that cannot be met (as check_heatmap_options, a minimum
+// latency not below the maximum, log from 0, a step giving more than kMaxHeatmapColumns
+// columns), Error (runtime) for no points.
 HeatmapGrid bin_points(std::span<const LatPoint> points, const HeatmapOptions& opt);
 
 // The complete SVG document: no external references, an embedded script for hover details.

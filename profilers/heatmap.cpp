@@ -84,8 +84,10 @@ const OptionRow kOwnOptions[] = {
      "the top row's upper bound, e.g. 10ms; larger\n"
      "latencies are counted in the top row",
      [](ProfilerOptions& o, OptionValue v) { own(o).max = std::string(*v); }},
-    {Opt::Own, 0, "log", "", K::Flag, false, G::Profiler, "latency rows on a log scale (default: linear)",
+    {Opt::Own, 0, "log", "", K::Flag, false, G::Profiler, "latency rows on a log scale (the default)",
      [](ProfilerOptions& o, OptionValue v) { own(o).hm.log = v && *v == "1"; }},
+    {Opt::Own, 0, "linear", "", K::Flag, false, G::Profiler, "latency rows on a linear scale",
+     [](ProfilerOptions& o, OptionValue v) { own(o).hm.log = !(v && *v == "1"); }},
     {Opt::Own, 0, "units-time", "UNIT", K::Value, false, G::Profiler,
      "the file's time unit: ns (default), us, ms, s, or\n"
      "any name, shown as is",
@@ -143,7 +145,7 @@ int draw_heatmap(const Options& opt) {
                           : "heatmap takes one FILE.lat, options before it (see 'perf-prof heatmap -h')");
     const HeatmapCmdOptions& own = opt.own_as<HeatmapCmdOptions>();
     fg::HeatmapOptions hm = own.hm;
-    fg::check_options(hm);
+    fg::check_heatmap_options(hm);
     if (!own.step.empty()) {
         hm.step = in_unit(own.step, hm.time_unit, "step");
         if (hm.step == 0) throw Error::usage("option `step' must be above 0");
@@ -182,7 +184,7 @@ const ProfilerInfo heatmap_info = {
         "SYNOPSIS",
         "    Read `{time} {latency}' lines (what multi-trace --heatmap writes, both in ns)",
         "    and print an SVG heat map: time since the first point on x, latency rows on y",
-        "    (linear, or log with --log), the count of points per cell as colour. Pointing",
+        "    (log, or linear with --linear), the count of points per cell as colour. Pointing",
         "    at a cell shows its time range, latency range and count. Latencies outside",
         "    --min/--max are counted in the edge rows and reported in the header line.",
         "    A bad line is skipped and reported on stderr; with no good line, nothing is",
@@ -190,8 +192,8 @@ const ProfilerInfo heatmap_info = {
         "",
         "EXAMPLES",
         "    perf-prof heatmap lat-sched_wakeup-sched_switch.lat > wakeup.svg",
-        "    perf-prof heatmap --log --rows 60 --step 100ms irq.lat > irq.svg",
-        "    perf-prof heatmap --min 0 --max 2ms --title 'Disk I/O' - < io.lat > io.svg",
+        "    perf-prof heatmap --rows 60 --step 100ms irq.lat > irq.svg",
+        "    perf-prof heatmap --linear --min 0 --max 2ms --title 'Disk I/O' - < io.lat > io.svg",
     },
     {},
     nullptr,

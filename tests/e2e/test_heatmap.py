@@ -69,7 +69,7 @@ KNOWN = {(0, 0): 1, (0, 2): 5, (1, 1): 17, (2, 0): 100, (2, 2): 3}
 
 def test_known_cells_linear(pp, tmp_path):
     path = lat_file(tmp_path, points_for(KNOWN, MS, MS))
-    svg = draw(pp, ["--step", "1ms", "--rows", "3", "--min", "0", "--max", "3ms", path])
+    svg = draw(pp, ["--linear", "--step", "1ms", "--rows", "3", "--min", "0", "--max", "3ms", path])
     root, group, cells = parse(svg)
     assert cells == KNOWN
     assert group.get("data-edges") == "0 1000000 2000000 3000000"
@@ -104,7 +104,7 @@ def test_log_scale_and_clamping(pp, tmp_path):
     pts += [(BASE + MS, 500_000), (BASE + MS + 5, 2 * MS)]
     pts += [(BASE + MS + 7, 1000)] * 6  # the bottom edge belongs to the bottom row
     path = lat_file(tmp_path, pts)
-    svg = draw(pp, ["--log", "--step", "1ms", "--rows", "3", "--min", "1us", "--max", "1ms", path])
+    svg = draw(pp, ["--step", "1ms", "--rows", "3", "--min", "1us", "--max", "1ms", path])  # log: the default
     root, group, cells = parse(svg)
     assert cells == want
     assert group.get("data-scale") == "log"
@@ -149,7 +149,7 @@ def test_no_external_references(pp, tmp_path):
 def test_unit_options(pp, tmp_path):
     # A file in us with a latency unit we cannot scale: labels show the name as given.
     pts = [(1000 + c * 100, 3 + r * 10) for c in range(4) for r in range(2)]
-    svg = draw(pp, ["--units-time", "us", "--units-latency", "pkts", "--step", "100", "--rows", "2",
+    svg = draw(pp, ["--linear", "--units-time", "us", "--units-latency", "pkts", "--step", "100", "--rows", "2",
                     "--min", "0", "--max", "20", lat_file(tmp_path, pts)])
     root, group, cells = parse(svg)
     assert cells == {(c, r): 1 for c in range(4) for r in range(2)}
@@ -160,7 +160,7 @@ def test_unit_options(pp, tmp_path):
 def test_many_points_stay_a_small_picture(pp, tmp_path):
     rnd = random.Random(3)
     pts = [(BASE + i * 20_000, int(rnd.lognormvariate(10, 1.5))) for i in range(200_000)]
-    for args in ([], ["--log"]):
+    for args in ([], ["--linear"]):
         svg = draw(pp, args + [lat_file(tmp_path, pts)])
         root, group, cells = parse(svg)
         assert sum(cells.values()) == len(pts)
@@ -179,7 +179,7 @@ def test_many_points_stay_a_small_picture(pp, tmp_path):
 def test_degenerate_files_draw(pp, tmp_path, text, log):
     path = tmp_path / "d.lat"
     path.write_text(text)
-    svg = draw(pp, (["--log"] if log else []) + [str(path)])
+    svg = draw(pp, ([] if log else ["--linear"]) + [str(path)])
     root, group, cells = parse(svg)
     assert sum(cells.values()) == len(text.splitlines())
 
@@ -245,7 +245,7 @@ def test_a_huge_line_without_newline(pp, tmp_path):
     (["--step", "1.5ms", "x.lat"], 129),
     (["--step", "0", "x.lat"], 129),
     (["--min", "2ms", "--max", "1ms", "FILE"], 129),
-    (["--log", "--min", "0", "FILE"], 129),
+    (["--min", "0", "FILE"], 129),  # log scale (the default) from 0
     (["--step", "1", "FILE"], 129),  # 1 ns columns over seconds: too many
     (["--units-time", "cycles", "--step", "10ms", "FILE"], 129),
     (["--width", "abc", "x.lat"], 129),
@@ -265,7 +265,7 @@ def test_help(pp):
     rc, out, err = pp.run(["heatmap", "-h"], timeout=10)
     assert rc == 129 and out == ""
     assert " Usage: perf-prof heatmap" in err
-    for opt in ("--step", "--rows", "--min", "--max", "--log", "--title", "--units-time"):
+    for opt in ("--step", "--rows", "--min", "--max", "--log", "--linear", "--title", "--units-time"):
         assert re.search(r"^\s+%s\b" % opt, err, re.M), opt
     assert "--cpus" not in err
     rc, out, err = pp.run(["-h"], timeout=10)

@@ -147,6 +147,7 @@ TEST(HeatmapBin, OutOfRangeLatenciesAreClampedAndCounted) {
 
 TEST(HeatmapBin, LinearRoundBoundsFromTheData) {
     HeatmapOptions o;
+    o.log = false;
     o.rows = 50;
     const HeatmapGrid g = bin_points(pts({{0, 37}, {1, 3'870'000}}), o);
     // 3.87 ms over 50 rows needs 77.4 us per row: the next round width is 80 us.
@@ -169,9 +170,8 @@ TEST(HeatmapBin, LogRowsAreEquallySpacedInLogLatency) {
 }
 
 TEST(HeatmapBin, LogRoundBoundsAndLatencyZero) {
-    HeatmapOptions o;
+    HeatmapOptions o;  // log is the default
     o.rows = 10;
-    o.log = true;
     const HeatmapGrid g = bin_points(pts({{0, 0}, {1, 3'400}, {2, 7'100'000}}), o);
     EXPECT_EQ(g.edges.front(), 2'000u);  // 1/2/5 × 10^k around the smallest positive and the largest
     EXPECT_EQ(g.edges.back(), 10'000'000u);
@@ -194,6 +194,7 @@ TEST(HeatmapBin, AutomaticStepIsRoundAndBoundsTheColumns) {
 
 TEST(HeatmapBin, DegenerateInputs) {
     HeatmapOptions o;
+    o.log = false;
     // One point; every latency equal; times out of order; the extremes of uint64.
     EXPECT_EQ(bin_points(pts({{42, 7}}), o).columns, 1);
     const HeatmapGrid same = bin_points(pts({{3, 500}, {1, 500}, {2, 500}}), o);
@@ -204,6 +205,17 @@ TEST(HeatmapBin, DegenerateInputs) {
     EXPECT_LT(same_log.edges.front(), same_log.edges.back());
     EXPECT_EQ(same_log.count(0, same_log.row_of(500)) + same_log.count(2, same_log.row_of(500)), 2u);
     EXPECT_EQ(bin_points(pts({{0, 0}, {0, 0}}), o).count(0, 0), 2u);
+    // One column cannot span 2^64-1: two do (found by tests/fuzz/heatmap_fuzz).
+    o.max_columns = 1;
+    EXPECT_EQ(bin_points(pts({{0, 1}, {UINT64_MAX, 1}}), o).columns, 2);
+    o.max_columns = 200;
+    // A latency range below one label step: 44 ns over 50 px wants labels 22 ns apart, and
+    // the next round step is 50 ns (the linear label loop once wrapped around).
+    o.log = false;
+    o.height = 50;
+    o.max_latency = 44;
+    EXPECT_FALSE(render_heatmap(pts({{0, 0}, {1, 1}}), o).empty());
+    o.max_latency.reset();
     const auto huge = pts({{0, 0}, {UINT64_MAX, UINT64_MAX}, {UINT64_MAX / 2, 1}});
     for (bool log : {false, true}) {
         o.log = log;
@@ -229,7 +241,7 @@ TEST(HeatmapBin, OptionsThatCannotBeMetThrow) {
     o.rows = 0;
     EXPECT_TRUE(fails(o));
     o = {};
-    o.rows = kMaxRows + 1;
+    o.rows = kMaxHeatmapRows + 1;
     EXPECT_TRUE(fails(o));
     o = {};
     o.step = 1;  // a million columns
@@ -237,6 +249,8 @@ TEST(HeatmapBin, OptionsThatCannotBeMetThrow) {
     o = {};
     o.min_latency = 10;
     o.max_latency = 10;
+    EXPECT_TRUE(fails(o));
+    o.log = false;
     EXPECT_TRUE(fails(o));
     o = {};
     o.log = true;
