@@ -176,7 +176,7 @@ FUZZ_SECONDS  ?= 60
 FUZZ_CXX      := clang++
 FUZZ_FLAGS    := -std=c++20 -O1 -g -fno-omit-frame-pointer -Iinclude -Ilib -I. \
                  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_TARGETS  := event_spec_fuzz expr_fuzz symbols_fuzz elf_fuzz
+FUZZ_TARGETS  := event_spec_fuzz expr_fuzz symbols_fuzz elf_fuzz heatmap_fuzz
 FUZZ_BINS     := $(FUZZ_TARGETS:%=build/fuzz/%)
 FUZZ_HDRS     := include/perf-prof/error.h lib/core/parse.h lib/event/event_spec.h filter/expr.h
 
@@ -190,6 +190,8 @@ build/fuzz/symbols_fuzz: lib/sym/pprof_symbols.cpp lib/sym/pprof_image.cpp lib/s
 build/fuzz/symbols_fuzz: FUZZ_LIBS := -ldw -lelf -llzma
 build/fuzz/elf_fuzz: lib/sym/object.cpp lib/sym/file_block.cpp lib/sym/object.h
 build/fuzz/elf_fuzz: FUZZ_LIBS := -lelf -llzma
+build/fuzz/heatmap_fuzz: flamegraph/heatmap.cpp flamegraph/svg.cpp flamegraph/heatmap.h flamegraph/svg.h $(GEN)/heatmap_js.h
+build/fuzz/heatmap_fuzz: FUZZ_FLAGS += -I$(GEN)
 build/fuzz/%: tests/fuzz/%.cpp $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ     $@"
