@@ -178,7 +178,7 @@ FUZZ_SECONDS  ?= 60
 FUZZ_CXX      := clang++
 FUZZ_FLAGS    := -std=c++20 -O1 -g -fno-omit-frame-pointer -Iinclude -Ilib -I. \
                  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_TARGETS  := event_spec_fuzz expr_fuzz symbols_fuzz elf_fuzz folded_fuzz
+FUZZ_TARGETS  := event_spec_fuzz expr_fuzz symbols_fuzz elf_fuzz folded_fuzz heatmap_fuzz
 FUZZ_BINS     := $(FUZZ_TARGETS:%=build/fuzz/%)
 FUZZ_HDRS     := include/perf-prof/error.h lib/core/parse.h lib/event/event_spec.h filter/expr.h
 
@@ -195,6 +195,8 @@ build/fuzz/elf_fuzz: FUZZ_LIBS := -lelf -llzma
 build/fuzz/folded_fuzz: flamegraph/folded.cpp flamegraph/flame_svg.cpp flamegraph/svg.cpp flamegraph/folded.h \
     flamegraph/flame_svg.h flamegraph/svg.h $(GEN)/flamegraph_js.h
 build/fuzz/folded_fuzz: FUZZ_FLAGS += -I$(GEN)
+build/fuzz/heatmap_fuzz: flamegraph/heatmap.cpp flamegraph/svg.cpp flamegraph/heatmap.h flamegraph/svg.h $(GEN)/heatmap_js.h
+build/fuzz/heatmap_fuzz: FUZZ_FLAGS += -I$(GEN)
 build/fuzz/%: tests/fuzz/%.cpp $(FUZZ_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  FUZZ     $@"

@@ -71,16 +71,23 @@ void append_fixed(std::string& out, double v, int decimals) {
     out.append(t);
 }
 
-void append_int(std::string& out, int64_t v) {
+void append_uint(std::string& out, uint64_t v) {
     char buf[24];
     auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
     out.append(buf, size_t(end - buf));
 }
 
-void append_uint(std::string& out, uint64_t v) {
-    char buf[24];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-    out.append(buf, size_t(end - buf));
+void append_int(std::string& out, int64_t v) {
+    if (v < 0) out += '-';
+    append_uint(out, v < 0 ? uint64_t(0) - uint64_t(v) : uint64_t(v));
+}
+
+void append_attr(std::string& out, std::string_view name, double v) {
+    out += ' ';
+    out.append(name);
+    out += "=\"";
+    append_fixed(out, v);
+    out += '"';
 }
 
 void begin_document(std::string& out, int width, int height, std::string_view css) {

@@ -18,6 +18,8 @@ void append_escaped(std::string& out, std::string_view s);
 void append_fixed(std::string& out, double v, int decimals = 2);
 void append_int(std::string& out, int64_t v);
 void append_uint(std::string& out, uint64_t v);
+// Appends ` name="v"`, v as append_fixed writes it with 2 decimals (coordinates, sizes).
+void append_attr(std::string& out, std::string_view name, double v);
 
 // "<?xml ...?><svg ...>" with the size in pixels, a viewBox, and the given CSS in a <style>.
 void begin_document(std::string& out, int width, int height, std::string_view css);
