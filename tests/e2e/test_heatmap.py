@@ -3,13 +3,14 @@ known cells: the SVG must be well-formed, draw exactly those cells with exactly 
 label its axes and legend with units and reach nothing outside itself. Bad input: one
 `perf-prof: ` line on stderr, exit 1 and an empty stdout where nothing can be drawn."""
 
+import os
 import random
 import re
 import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import assert_not_crashed
+from conftest import REPO, assert_not_crashed
 
 NS = "{http://www.w3.org/2000/svg}"
 MS = 1000 * 1000  # ns
@@ -270,3 +271,30 @@ def test_help(pp):
     assert "--cpus" not in err
     rc, out, err = pp.run(["-h"], timeout=10)
     assert re.search(r"^\s+heatmap\s+\S", err, re.M), "heatmap is not in the main help"
+
+
+def test_hover_in_a_real_browser(pp, tmp_path):
+    """In headless Chromium, pointing at a cell outlines it and shows its title (time range,
+    latency range, count) in the details line; leaving it clears both."""
+    import browser
+    from conftest import skip_or_fail
+    reason = browser.missing()
+    if reason:
+        skip_or_fail(reason)
+    svg = tmp_path / "known.svg"
+    svg.write_text(draw(pp, ["--linear", "--step", "1ms", "--rows", "3", "--min", "0", "--max", "3ms",
+                             lat_file(tmp_path, points_for(KNOWN, MS, MS))]))
+    with browser.Browser() as b:
+        b.open("file://%s" % svg)
+        idle = b.run("return document.getElementById('details').textContent")
+        cells = b.find_all("#cells > rect")
+        counts = b.run("return Array.from(document.querySelectorAll('#cells > rect')).map(r => +r.getAttribute('data-n'))")
+        i = counts.index(17)
+        b.hover(cells[i])
+        assert b.run("return document.getElementById('details').textContent") == \
+            "time [1 ms, 2 ms) latency [1 ms, 2 ms) count 17"
+        assert b.run("return document.querySelectorAll('#cells > rect.hl').length") == 1
+        b.hover(b.find("#details"))
+        assert b.run("return document.getElementById('details').textContent") == idle
+        os.makedirs(os.path.join(REPO, "build", "test-artifacts"), exist_ok=True)
+        b.screenshot(os.path.join(REPO, "build", "test-artifacts", "heatmap.png"))
