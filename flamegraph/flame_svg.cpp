@@ -13,9 +13,9 @@ namespace perfprof::flamegraph {
 
 namespace {
 
-constexpr double kPad = 10;         // left and right margins
-constexpr double kTop = 78;         // first frame row, below the title, subtitle and legend
-constexpr double kBottom = 34;      // the details line under the frames
+constexpr double kPad = 10;     // left and right margins
+constexpr double kTop = 78;     // first frame row, below the title, subtitle and legend
+constexpr double kBottom = 34;  // the details line under the frames
 constexpr double kFontSize = 12;
 constexpr double kCharWidth = 0.59 * kFontSize;  // Verdana's average advance, close enough to cut labels
 constexpr uint32_t kNone = UINT32_MAX;
@@ -28,14 +28,14 @@ struct Palette {
     int dr, dg, db;  // span
 };
 constexpr Palette kPalettes[] = {
-    {"user", 225, 70, 35, 30, 90, 35},       // warm red-orange: the program's own code
-    {"library", 220, 175, 40, 30, 45, 50},   // gold: shared objects
-    {"kernel", 95, 155, 215, 40, 45, 35},    // blue: the kernel
-    {"jit", 70, 185, 70, 45, 45, 45},        // green: JIT code
-    {"inlined", 70, 195, 195, 40, 35, 35},   // aqua: inlined functions
-    {"unknown", 175, 175, 175, 25, 25, 25},  // grey: no mapping, no symbol
-    {"fallback", 175, 140, 215, 30, 30, 25}, // lavender: [dso+0x…], a file without that symbol
-    {"separator", 205, 205, 205, 0, 0, 0},   // light grey: "-" dividers, interval time frames
+    {"user", 225, 70, 35, 30, 90, 35},        // warm red-orange: the program's own code
+    {"library", 220, 175, 40, 30, 45, 50},    // gold: shared objects
+    {"kernel", 95, 155, 215, 40, 45, 35},     // blue: the kernel
+    {"jit", 70, 185, 70, 45, 45, 45},         // green: JIT code
+    {"inlined", 70, 195, 195, 40, 35, 35},    // aqua: inlined functions
+    {"unknown", 175, 175, 175, 25, 25, 25},   // grey: no mapping, no symbol
+    {"fallback", 175, 140, 215, 30, 30, 25},  // lavender: [dso+0x…], a file without that symbol
+    {"separator", 205, 205, 205, 0, 0, 0},    // light grey: "-" dividers, interval time frames
     // --colors palettes for every frame
     {"hot", 205, 0, 0, 50, 230, 55},
     {"mem", 0, 190, 50, 0, 60, 60},
@@ -52,28 +52,44 @@ constexpr size_t kFirstOverride = 8;  // kPalettes[8..]: the --colors choices be
 
 const Palette& palette_of(FrameKind k) {
     switch (k) {
-        case FrameKind::User: return kPalettes[0];
-        case FrameKind::Library: return kPalettes[1];
-        case FrameKind::Kernel: return kPalettes[2];
-        case FrameKind::Jit: return kPalettes[3];
-        case FrameKind::Inlined: return kPalettes[4];
-        case FrameKind::Unknown: return kPalettes[5];
-        case FrameKind::Fallback: return kPalettes[6];
-        case FrameKind::Separator: break;
+        case FrameKind::User:
+            return kPalettes[0];
+        case FrameKind::Library:
+            return kPalettes[1];
+        case FrameKind::Kernel:
+            return kPalettes[2];
+        case FrameKind::Jit:
+            return kPalettes[3];
+        case FrameKind::Inlined:
+            return kPalettes[4];
+        case FrameKind::Unknown:
+            return kPalettes[5];
+        case FrameKind::Fallback:
+            return kPalettes[6];
+        case FrameKind::Separator:
+            break;
     }
     return kPalettes[7];
 }
 
 const char* kind_label(FrameKind k) {
     switch (k) {
-        case FrameKind::User: return "user code";
-        case FrameKind::Library: return "library";
-        case FrameKind::Kernel: return "kernel";
-        case FrameKind::Jit: return "JIT";
-        case FrameKind::Inlined: return "inlined";
-        case FrameKind::Unknown: return "unknown";
-        case FrameKind::Fallback: return "[dso+0x…] no symbol";
-        case FrameKind::Separator: break;
+        case FrameKind::User:
+            return "user code";
+        case FrameKind::Library:
+            return "library";
+        case FrameKind::Kernel:
+            return "kernel";
+        case FrameKind::Jit:
+            return "JIT";
+        case FrameKind::Inlined:
+            return "inlined";
+        case FrameKind::Unknown:
+            return "unknown";
+        case FrameKind::Fallback:
+            return "[dso+0x…] no symbol";
+        case FrameKind::Separator:
+            break;
     }
     return "separator";
 }
@@ -163,7 +179,8 @@ std::vector<Node> build_tree(const FoldedStacks& stacks, bool reverse) {
     for (uint32_t i : order) {
         const auto& r = ranked[i];
         size_t common = 0;
-        while (common < path.size() && common < r.size() && nodes[path[common]].name == by_name[r[common]]) common++;
+        while (common < path.size() && common < r.size() && nodes[path[common]].name == by_name[r[common]])
+            common++;
         path.resize(common);
         for (size_t d = common; d < r.size(); d++) {
             const uint32_t parent = d ? path[d - 1] : 0;
@@ -189,7 +206,7 @@ std::vector<Node> build_tree(const FoldedStacks& stacks, bool reverse) {
 
 // A frame to draw: a node, or a merge of narrow siblings.
 struct Drawn {
-    uint32_t node;    // kNone for a merge
+    uint32_t node;  // kNone for a merge
     uint32_t depth;
     uint64_t start, count;
     uint32_t merged;  // siblings in a merge
@@ -256,7 +273,8 @@ std::string render_flame_graph(const FoldedStacks& stacks, const FlameOptions& o
     const std::vector<Node> nodes = build_tree(stacks, opt.reverse);
     const double total = double(stacks.total());
     const double inner = std::max(1.0, double(opt.width) - 2 * kPad);
-    const double min_count = opt.min_width_percent ? total * opt.min_width / 100 : total * opt.min_width / inner;
+    const double min_count =
+        opt.min_width_percent ? total * opt.min_width / 100 : total * opt.min_width / inner;
     const std::vector<Drawn> frames = choose_frames(nodes, min_count);
 
     uint32_t max_depth = 0;
@@ -384,7 +402,8 @@ std::string render_flame_graph(const FoldedStacks& stacks, const FlameOptions& o
         } else {
             const uint32_t id = nodes[d.node].name;
             name = stacks.name(id);
-            pal = override && stacks.kind(id) != FrameKind::Separator ? override : &palette_of(stacks.kind(id));
+            pal =
+                override && stacks.kind(id) != FrameKind::Separator ? override : &palette_of(stacks.kind(id));
         }
         const double x = kPad + double(d.start) * scale, w = double(d.count) * scale;
         const double y = opt.inverted ? kTop + d.depth * fh : kTop + (max_depth - d.depth) * fh;

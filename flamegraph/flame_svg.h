@@ -37,6 +37,7 @@ struct FlameStats {
 };
 
 // The SVG of `stacks`, which must not be empty.
-std::string render_flame_graph(const FoldedStacks& stacks, const FlameOptions& opt, FlameStats* stats = nullptr);
+std::string render_flame_graph(const FoldedStacks& stacks, const FlameOptions& opt,
+                               FlameStats* stats = nullptr);
 
 }  // namespace perfprof::flamegraph

@@ -60,10 +60,10 @@ private:
 
 // The result of reading a folded file: what was drawn and what was not.
 struct ParseReport {
-    size_t lines = 0;       // stack lines read
-    size_t bad = 0;         // lines that are not "STACK COUNT" (blank lines are not counted)
-    size_t first_bad = 0;   // 1-based number of the first bad line
-    std::string why;        // what is wrong with it
+    size_t lines = 0;      // stack lines read
+    size_t bad = 0;        // lines that are not "STACK COUNT" (blank lines are not counted)
+    size_t first_bad = 0;  // 1-based number of the first bad line
+    std::string why;       // what is wrong with it
 };
 
 // Reads folded text into `out`. Never throws: a bad line is skipped and reported.

@@ -110,15 +110,16 @@ int render(const Options& opt) {
     if (stacks.empty()) {
         if (report.bad)
             throw Error(shown + ":" + std::to_string(report.first_bad) + ": " + report.why +
-                                 "; no line of the file is a folded stack");
+                        "; no line of the file is a folded stack");
         throw Error(shown + ": no stacks to draw (the file is empty)");
     }
     flamegraph::FlameOptions fg = own.fg;
     if (!own.title_given && fg.reverse) fg.title = "Flame Graph (reversed)";
     flamegraph::write_file("", flamegraph::render_flame_graph(stacks, fg));
     if (report.bad) {
-        std::fprintf(stderr, "perf-prof: %s:%zu: %s; skipped %zu such line%s, drew the other %zu\n", shown.c_str(),
-                     report.first_bad, report.why.c_str(), report.bad, report.bad == 1 ? "" : "s", report.lines);
+        std::fprintf(stderr, "perf-prof: %s:%zu: %s; skipped %zu such line%s, drew the other %zu\n",
+                     shown.c_str(), report.first_bad, report.why.c_str(), report.bad,
+                     report.bad == 1 ? "" : "s", report.lines);
     }
     return 0;
 }

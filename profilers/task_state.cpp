@@ -234,7 +234,8 @@ public:
                 e.attr.exclude_callchain_user = !user;
             }
             printer_ = std::make_unique<stack::Printer>(kernel, user);
-            if (opt.flame_graph_given) flame_ = std::make_unique<stack::FlameGraph>(opt.flame_graph, "events");
+            if (opt.flame_graph_given)
+                flame_ = std::make_unique<stack::FlameGraph>(opt.flame_graph, "events");
         }
         // The same stacks as the flame graph's: those of the printed events.
         pprof_ = stack::PprofStacks::from_options(opt, "task-state", printer_.get(), {"events", "count"});
@@ -553,8 +554,10 @@ private:
         // without a PERF_RECORD_LOST. A sleep whose wake-up never came cannot be measured:
         // say how many there were rather than let the table look complete.
         if (unreported_) {
-            std::fprintf(ctx_.out(), "task-state: %llu sleep%s ended without a wake-up record (not reported by "
-                         "the kernel); not counted\n", (unsigned long long)unreported_, unreported_ == 1 ? "" : "s");
+            std::fprintf(ctx_.out(),
+                         "task-state: %llu sleep%s ended without a wake-up record (not reported by "
+                         "the kernel); not counted\n",
+                         (unsigned long long)unreported_, unreported_ == 1 ? "" : "s");
             unreported_ = 0;
         }
     }

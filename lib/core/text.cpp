@@ -68,8 +68,9 @@ void set_command_line(int argc, char** argv) {
     for (int i = 1; i < argc; i++) {
         const std::string_view w = argv[i];
         text += ' ';
-        const bool plain = !w.empty() && w.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                             "0123456789-_=+,.:/@%^") == std::string_view::npos;
+        const bool plain = !w.empty() && w.find_first_not_of(
+                                             "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                             "0123456789-_=+,.:/@%^") == std::string_view::npos;
         if (plain) {
             text += w;
             continue;

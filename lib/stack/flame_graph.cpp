@@ -36,7 +36,8 @@ void note_kinds(std::string_view frames, std::string_view kinds,
         const size_t end = frames.find(';', pos);
         if (end == std::string_view::npos) return;
         const auto kind = static_cast<flamegraph::FrameKind>(k);
-        if (kind != flamegraph::FrameKind::User) out.try_emplace(std::string(frames.substr(pos, end - pos)), kind);
+        if (kind != flamegraph::FrameKind::User)
+            out.try_emplace(std::string(frames.substr(pos, end - pos)), kind);
         pos = end + 1;
     }
 }
@@ -106,7 +107,8 @@ void FlameGraph::fold_pending() {
             if (!root.empty()) (text_ += root) += ';';
             const size_t first = text_.size();
             frame_kinds_.clear();
-            if (!printer_->fold(ips.data(), ips.size(), pid, text_, regular_ ? &frame_kinds_ : nullptr)) return;
+            if (!printer_->fold(ips.data(), ips.size(), pid, text_, regular_ ? &frame_kinds_ : nullptr))
+                return;
             note_kinds(std::string_view(text_).substr(first), frame_kinds_, kinds_);
         }
         add(text_, n);

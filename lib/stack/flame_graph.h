@@ -56,7 +56,7 @@ private:
     std::string count_name_;
     std::string last_svg_, last_stamp_;  // the newest picture, its interval's YYYYMMDD-HHMMSS
     int svgs_ = 0, same_second_ = 0;
-    int64_t since_ = 0;      // CLOCK_REALTIME start of the stacks held
+    int64_t since_ = 0;  // CLOCK_REALTIME start of the stacks held
     // Frames the symbolizer knew to be other than the program's own code, for the colours.
     std::unordered_map<std::string, flamegraph::FrameKind> kinds_;
     std::string frame_kinds_;  // fold_pending's buffer

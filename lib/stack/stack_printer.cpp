@@ -77,7 +77,7 @@ FrameKind Printer::kernel_frame(uint64_t ip, std::string& out, bool bare, bool o
 }
 
 FrameKind Printer::user_frame(uint32_t pid, uint64_t ip, std::string& out, bool bare, bool offset,
-                         sym::Frame* resolved) {
+                              sym::Frame* resolved) {
     sym::Frame own;
     sym::Frame& f = resolved ? *resolved : own;
     f = sym::Frame{};

@@ -52,7 +52,8 @@ public:
     // user frame, `resolved` receives what the symbols say about it (resolved->dso null: not
     // even the mapping is known).
     using FrameKind = flamegraph::FrameKind;
-    FrameKind folded_name(const ChainFrame& f, uint32_t pid, std::string& out, sym::Frame* resolved = nullptr);
+    FrameKind folded_name(const ChainFrame& f, uint32_t pid, std::string& out,
+                          sym::Frame* resolved = nullptr);
 
     // Symbolization of `pid`'s chains comes later (flame graphs): its maps are read now, while
     // it lives, if user frames are printed at all.

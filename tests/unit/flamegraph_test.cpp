@@ -52,7 +52,8 @@ TEST(Folded, ParsesLinesAndCounts) {
 
 TEST(Folded, ReportsTheFirstBadLineAndKeepsTheRest) {
     FoldedStacks s;
-    const ParseReport r = parse_folded("a 1\nno-count\nb 2\nc -4\nd 1.5\ne 99999999999999999999999\n;; 3\n", s);
+    const ParseReport r =
+        parse_folded("a 1\nno-count\nb 2\nc -4\nd 1.5\ne 99999999999999999999999\n;; 3\n", s);
     EXPECT_EQ(r.lines, 2u);
     EXPECT_EQ(r.bad, 5u);
     EXPECT_EQ(r.first_bad, 2u);
@@ -71,7 +72,8 @@ TEST(Folded, DifferentialPairsDrawTheSecondCount) {
 TEST(Folded, AnnotationsAndNamesGiveKinds) {
     FoldedStacks s;
     s.set_kind("malloc", FrameKind::Library);
-    parse_folded("p;main;malloc;write_[k];Interp_[j];inl_[i];[unknown];[/lib/x.so+0x12];-;2026-11-24;10:00:00 1\n", s);
+    parse_folded(
+        "p;main;malloc;write_[k];Interp_[j];inl_[i];[unknown];[/lib/x.so+0x12];-;2026-11-24;10:00:00 1\n", s);
     const auto& f = s.stacks()[0].frames;
     ASSERT_EQ(f.size(), 11u);
     EXPECT_EQ(s.kind(f[0]), FrameKind::User);
@@ -98,7 +100,7 @@ TEST(Svg, EscapesMarkupAndBadBytes) {
     EXPECT_EQ(escaped("std::map<int, X&>::f(\"a\", 'b')"),
               "std::map&lt;int, X&amp;&gt;::f(&quot;a&quot;, &apos;b&apos;)");
     EXPECT_EQ(escaped("caf\xc3\xa9 \xe6\xbc\xa2"), "caf\xc3\xa9 \xe6\xbc\xa2");  // UTF-8 kept
-    EXPECT_EQ(escaped("a\x01z\xff\xc3"), "a?z??");                          // control, invalid, cut
+    EXPECT_EQ(escaped("a\x01z\xff\xc3"), "a?z??");                               // control, invalid, cut
 }
 
 TEST(Svg, NumbersIgnoreTheLocale) {
@@ -146,7 +148,7 @@ TEST(FlameSvg, MergesNarrowSiblingsAndDropsLoneOnes) {
     EXPECT_NE(std::find(frames.begin(), frames.end(), "1000 10 10 narrow frames"), frames.end());
     for (const std::string& f : frames) {
         EXPECT_EQ(f.find("deeper"), std::string::npos) << f;  // under a merge: not drawn
-        EXPECT_EQ(f.find(" q"), std::string::npos) << f;     // lone and narrow: dropped
+        EXPECT_EQ(f.find(" q"), std::string::npos) << f;      // lone and narrow: dropped
     }
     EXPECT_EQ(frames.front(), "0 1011 all");  // the counts still add up
     EXPECT_EQ(st.depth, 3);                   // pruned levels take no height
