@@ -215,7 +215,7 @@ struct Drawn {
 // Pre-order, each frame at least `min_count` wide; narrow siblings side by side merged.
 std::vector<Drawn> choose_frames(const std::vector<Node>& nodes, double min_count) {
     std::vector<Drawn> out;
-    std::vector<uint32_t> todo{0};
+    std::vector<uint32_t> todo{0}, wide;
     out.reserve(nodes.size() < 65536 ? nodes.size() : 65536);
     while (!todo.empty()) {
         const uint32_t id = todo.back();
@@ -224,7 +224,7 @@ std::vector<Drawn> choose_frames(const std::vector<Node>& nodes, double min_coun
         out.push_back({id, n.depth, n.start, n.count, 0});
         // Children in order: wide ones are drawn (their own children later), runs of narrow
         // ones become one merge frame if the run is wide enough.
-        std::vector<uint32_t> wide;
+        wide.clear();
         Drawn run{kNone, n.depth + 1, 0, 0, 0};
         auto close_run = [&] {
             // A lone narrow frame is dropped: its parent still counts its samples.
@@ -238,21 +238,15 @@ std::vector<Drawn> choose_frames(const std::vector<Node>& nodes, double min_coun
                 wide.push_back(c);
                 continue;
             }
-            if (run.merged == 0) {
-                run.start = nodes[c].start;
-                run.node = c;
-            }
+            if (run.merged == 0) run.start = nodes[c].start;
             run.merged++;
             run.count += nodes[c].count;
         }
         close_run();
         // Order among frames does not matter to the picture: wide children are drawn after the
         // merges beside them, the first one first.
-        for (auto it = wide.rbegin(); it != wide.rend(); ++it) todo.push_back(*it);
+        todo.insert(todo.end(), wide.rbegin(), wide.rend());
     }
-    // The merge frames' node field was scratch.
-    for (Drawn& d : out)
-        if (d.merged) d.node = kNone;
     return out;
 }
 
