@@ -1,11 +1,16 @@
 #include "flamegraph/heatmap.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cmath>
 #include <initializer_list>
 #include <utility>
 
+#include "core/fd.h"
 #include "flamegraph/svg.h"
 #include "heatmap_js.h"
 #include "perf-prof/error.h"
@@ -124,6 +129,26 @@ LatFile parse_lat(std::string_view text) {
     LatParser p;
     p.feed(text);
     return p.finish();
+}
+
+LatFile read_lat_file(const std::string& path) {
+    core::Fd owned;
+    int fd = STDIN_FILENO;
+    if (path != "-") {
+        owned = core::Fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+        if (!owned) throw Error::sys(errno, "cannot open '" + path + "'");
+        fd = owned.get();
+    }
+    LatParser parser;
+    std::vector<char> buf(1 << 20);
+    while (true) {
+        const ssize_t n = ::read(fd, buf.data(), buf.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw Error::sys(errno, "cannot read '" + path + "'");
+        if (n == 0) break;
+        parser.feed(std::string_view(buf.data(), size_t(n)));
+    }
+    return parser.finish();
 }
 
 // ---- units and labels

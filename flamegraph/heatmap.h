@@ -48,6 +48,9 @@ private:
 };
 
 LatFile parse_lat(std::string_view text);
+// The .lat file at `path` ("-": stdin), read in chunks. Throws Error naming the path when it
+// cannot be opened or read.
+LatFile read_lat_file(const std::string& path);
 
 struct HeatmapOptions {
     std::string title = "Latency Heat Map";

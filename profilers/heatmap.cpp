@@ -1,7 +1,5 @@
 // heatmap: draw a latency heat-map file (SPEC §8.1, `{time} {latency}` lines) as an SVG on
 // stdout. Runs no session.
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -9,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "core/fd.h"
 #include "core/parse.h"
 #include "flamegraph/heatmap.h"
 #include "flamegraph/svg.h"
@@ -116,27 +113,6 @@ uint64_t in_unit(const std::string& text, const std::string& unit, const char* o
     return ns / per;
 }
 
-// The whole input through the streaming parser: a line is never held longer than a good one.
-fg::LatFile read_lat(const std::string& path) {
-    core::Fd owned;
-    int fd = STDIN_FILENO;
-    if (path != "-") {
-        owned = core::Fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-        if (!owned) throw Error::sys(errno, "cannot open '" + path + "'");
-        fd = owned.get();
-    }
-    fg::LatParser parser;
-    std::vector<char> buf(1 << 20);
-    while (true) {
-        const ssize_t n = ::read(fd, buf.data(), buf.size());
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) throw Error::sys(errno, "cannot read '" + path + "'");
-        if (n == 0) break;
-        parser.feed(std::string_view(buf.data(), size_t(n)));
-    }
-    return parser.finish();
-}
-
 int draw_heatmap(const Options& opt) {
     const std::vector<std::string>& words = opt.workload;
     if (words.size() != 1)
@@ -156,7 +132,7 @@ int draw_heatmap(const Options& opt) {
     const std::string& path = words.front();
     const std::string name = path == "-" ? "stdin" : path;
     if (!own.subtitle_given) hm.subtitle = name;
-    fg::LatFile file = read_lat(path);
+    fg::LatFile file = fg::read_lat_file(path);
     const std::string first_bad =
         name + ":" + std::to_string(file.first_bad_line) + ": " + file.first_problem;
     if (file.points.empty()) {

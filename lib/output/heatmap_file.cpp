@@ -43,14 +43,7 @@ void HeatmapFile::close() {
     out_ = nullptr;
     if (!lines_) return;
     // Read back in chunks: the points are all the picture needs to hold.
-    flamegraph::LatParser parser;
-    if (FILE* in = std::fopen(lat_.c_str(), "re")) {
-        char chunk[1 << 16];
-        size_t n;
-        while ((n = std::fread(chunk, 1, sizeof chunk, in)) > 0) parser.feed(std::string_view(chunk, n));
-        std::fclose(in);
-    }
-    const flamegraph::LatFile lat = parser.finish();
+    const flamegraph::LatFile lat = flamegraph::read_lat_file(lat_);
     if (lat.points.empty()) return;
     flamegraph::HeatmapOptions o;
     o.title = title_;
