@@ -18,6 +18,7 @@
 #include "perf/tsc.h"
 #include "stack/flame_graph.h"
 #include "stack/pprof_stacks.h"
+#include "stack/stack_outputs.h"
 #include "stack/stack_printer.h"
 
 namespace perfprof {
@@ -272,17 +273,10 @@ private:
             std::fwrite(line_.data(), 1, line_.size(), out);
         }
         if (!s.callchain || !printer_) return;
-        if (flame_ || pprof_) {
-            // Root frame (pprof: comm label): the process name, omitted when unresolved.
-            std::string_view comm = ctx_.comm(s.pid);
-            if (comm == "<...>") comm = {};
-            if (flame_) flame_->add_callchain(*printer_, s.callchain, s.callchain_nr, s.pid, comm);
-            if (pprof_) pprof_->add_callchain(s.callchain, s.callchain_nr, s.pid, comm);
-        } else {
-            line_.clear();
-            printer_->print(s.callchain, s.callchain_nr, s.pid, 127, line_);
-            std::fwrite(line_.data(), 1, line_.size(), out);
-        }
+        if (stack::count_stack(flame_.get(), pprof_.get(), *printer_, s, ctx_.comm(s.pid))) return;
+        line_.clear();
+        printer_->print(s.callchain, s.callchain_nr, s.pid, 127, line_);
+        std::fwrite(line_.data(), 1, line_.size(), out);
     }
 
     Context& ctx_;

@@ -12,6 +12,7 @@
 #include "perf-prof/profiler.h"
 #include "stack/flame_graph.h"
 #include "stack/pprof_stacks.h"
+#include "stack/stack_outputs.h"
 #include "stack/stack_printer.h"
 
 namespace perfprof {
@@ -170,13 +171,9 @@ public:
             c.hooks = ctx_.eval_hooks();
             exec_[size_t(s.event_index)]->eval(c);
         }
-        if (s.callchain && (flame_ || pprof_)) {
-            // Root frame (pprof: comm label): the process name, omitted when unresolved (SPEC §4.3).
-            std::string_view comm = ctx_.comm(s.pid);
-            if (comm == "<...>") comm = {};
-            if (flame_) flame_->add_callchain(*printer_, s.callchain, s.callchain_nr, s.pid, comm);
-            if (pprof_) pprof_->add_callchain(s.callchain, s.callchain_nr, s.pid, comm);
-        } else if (s.callchain && printer_) {
+        // Counted into the flame graph or pprof under its process name (SPEC §4.3), else printed.
+        if (s.callchain && printer_ &&
+            !stack::count_stack(flame_.get(), pprof_.get(), *printer_, s, ctx_.comm(s.pid))) {
             line_.clear();
             const int max = s.event->attr.sample_max_stack ? s.event->attr.sample_max_stack : 127;
             printer_->print(s.callchain, s.callchain_nr, s.pid, max, line_);
