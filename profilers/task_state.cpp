@@ -21,6 +21,7 @@
 #include "output/latency.h"
 #include "perf-prof/error.h"
 #include "perf-prof/profiler.h"
+#include "perf/sample_copy.h"
 #include "perf/tsc.h"
 #include "stack/flame_graph.h"
 #include "stack/pprof_stacks.h"
@@ -131,44 +132,10 @@ int64_t read_int(const Sample& s, Field f) {
     return v;
 }
 
-// A copy of the event that started a state, printed when the state ends too late (--than).
-struct EventCopy {
-    const EventSpec* event = nullptr;
-    uint32_t pid = 0, tid = 0, cpu = 0;
-    uint64_t time = 0;
-    std::vector<uint8_t> raw;
-    std::vector<uint64_t> chain;
-
-    void assign(const Sample& s) {
-        event = s.event;
-        pid = s.pid;
-        tid = s.tid;
-        cpu = s.cpu;
-        time = s.time;
-        const auto* r = static_cast<const uint8_t*>(s.raw);
-        raw.assign(r, r + s.raw_size);
-        chain.assign(s.callchain, s.callchain + s.callchain_nr);
-    }
-    Sample sample() const {
-        Sample s;
-        s.event = event;
-        s.pid = pid;
-        s.tid = tid;
-        s.cpu = cpu;
-        s.time = time;
-        s.raw = raw.data();
-        s.raw_size = uint32_t(raw.size());
-        s.callchain = chain.empty() ? nullptr : chain.data();
-        s.callchain_nr = chain.size();
-        return s;
-    }
-    size_t bytes() const { return sizeof(*this) + raw.capacity() + chain.capacity() * sizeof(uint64_t); }
-};
-
 struct Task {
     uint64_t state = kUnknown;
     uint64_t time = 0;
-    std::unique_ptr<EventCopy> start;  // with --than: the event that began `state`
+    std::unique_ptr<perf::SampleCopy> start;  // with --than: the event that began `state`
 };
 
 using Rows = std::array<output::LatencyDist, kRows>;
@@ -458,7 +425,7 @@ private:
         t.state = state;
         t.time = s.time;
         if (!threshold_) return;
-        if (!t.start) t.start = std::make_unique<EventCopy>();
+        if (!t.start) t.start = std::make_unique<perf::SampleCopy>();
         t.start->assign(s);
         ++copied_;
     }
@@ -506,7 +473,7 @@ private:
     }
 
     // SPEC §4.4.4: the header, then the event that began the interval and the one that ended it.
-    void print_block(uint32_t tid, const char* what, uint64_t duration, const EventCopy& first,
+    void print_block(uint32_t tid, const char* what, uint64_t duration, const perf::SampleCopy& first,
                      const Sample& last) {
         line_.clear();
         if (!ctx_.forwarding()) {

@@ -79,6 +79,8 @@ public:
     virtual const filter::EvalHooks* eval_hooks() = 0;            // comm_get, syscall_name, ... for EXPRs
     // The threads the session is attached to (-p, -t, a workload), ascending; empty on CPUs.
     virtual const std::vector<int>& threads() const = 0;
+    // The number of CPUs the session watches (-C ∩ online): its rings when not on threads().
+    virtual int cpu_count() const = 0;
     // Nested in another profiler, which receives our samples and asks us to print them (SPEC §2.8).
     virtual bool forwarding() const = 0;
     // Sample times are TSC cycles (--tsc, where the kernel publishes the conversion), not ns.

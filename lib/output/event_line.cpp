@@ -35,11 +35,29 @@ void probe_info(const Sample& s, std::string& line) {
     line += buf;
 }
 
+std::string_view g_title;  // the live TitleOverride's text
+bool g_titled = false;
+
 }  // namespace
+
+TitleOverride::TitleOverride(std::string_view title) {
+    g_title = title;
+    g_titled = true;
+}
+
+TitleOverride::~TitleOverride() {
+    g_titled = false;
+}
 
 void append_line_head(Context& ctx, uint64_t time, uint32_t tid, uint32_t cpu, std::string_view lat,
                       char marker, std::string& line) {
-    ctx.wall(time, line);
+    if (g_titled) {
+        line += g_title;
+        if (g_title.size() < 26) line.append(26 - g_title.size(), ' ');
+        if (!marker) marker = ' ';
+    } else {
+        ctx.wall(time, line);
+    }
     if (marker) {
         line += ' ';
         line += marker;

@@ -28,6 +28,7 @@ struct Session::Device final : Context {
     FILE* out() override { return stdout; }
     const filter::EvalHooks* eval_hooks() override { return session.eval_hooks(); }
     const std::vector<int>& threads() const override { return session.tids_; }
+    int cpu_count() const override { return perf_cpu_map__nr(session.cpus_.get()); }
     bool forwarding() const override { return parent != nullptr; }
     bool tsc_time() const override { return session.clock_->tsc(); }
 
