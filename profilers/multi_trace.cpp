@@ -610,6 +610,79 @@ std::unique_ptr<Profiler> create(Context& ctx) {
     return std::make_unique<MultiTraceProfiler>(ctx);
 }
 
+// SPEC §1.10: one command line per implementation that suits the given lists and options.
+std::string help_template(const Options& opt, const std::vector<event::Resolved>& events) {
+    const MultiTraceOptions& own = opt.own_as<MultiTraceOptions>();
+    // The resolved events of each -e, in order (a wildcard counts as one item of its list).
+    std::vector<std::vector<const event::Resolved*>> lists;
+    size_t at = 0;
+    for (const std::string& e : opt.events) {
+        lists.emplace_back();
+        for (size_t i = event::split_protected(e, ',').size(); i-- && at < events.size();)
+            lists.back().push_back(&events[at++]);
+    }
+    while (at < events.size()) lists.back().push_back(&events[at++]);
+    std::string t;
+    for (const char* impl : {"delay", "pair", "kmemprof", "syscalls"}) {
+        const std::string name = impl;
+        if ((own.impl != "delay" || own.cycle) && name != own.impl) continue;
+        if (name == "delay" ? lists.empty() : name != "syscalls" && lists.size() < 2) continue;
+        t += "perf-prof multi-trace ";
+        if (name == "syscalls") {
+            t += "-e raw_syscalls:sys_enter -e raw_syscalls:sys_exit ";
+        } else {
+            for (const auto& list : lists) {
+                t += "-e \"";
+                for (size_t i = 0; i < list.size(); i++) {
+                    const event::EventItem& it = list[i]->item;
+                    if (i) t += ',';
+                    if (it.kind == event::Kind::Profiler) {
+                        t += it.text;
+                        continue;
+                    }
+                    const event::Attrs& a = it.attrs;
+                    t += it.sys + ":" + it.name + "/" + (it.filter.empty() ? "." : it.filter) + "/";
+                    if (!a.key.empty() || own.key.empty()) t += "key=" + (a.key.empty() ? "." : a.key) + "/";
+                    if (!a.role.empty()) t += "role=" + a.role + "/";
+                    if (name == "kmemprof") t += "size=" + (a.size.empty() ? "." : a.size) + "/";
+                    if (name != "pair") t += "stack/";
+                    if (a.untraced) t += "untraced/";
+                    if (a.trigger) t += "trigger/";
+                    if (!a.alias.empty()) t += "alias=" + a.alias + "/";
+                    if (a.role.empty()) t += "[role=./]";
+                    if (!a.untraced) t += "[untraced/]";
+                    if (!a.trigger) t += "[trigger/]";
+                    if (a.alias.empty()) t += "[alias=./]";
+                }
+                t += "\" ";
+            }
+        }
+        if (!own.key.empty()) t += "-k " + own.key + " ";
+        t += "--order ";
+        if (name != "delay") t += "--impl " + name + " ";
+        if (opt.perins) t += "--perins ";
+        if (own.than_ns)
+            t += (own.only_than ? "--only-than " : "--than ") + std::to_string(own.than_ns) + "ns ";
+        if (own.lower_ns) t += "--lower " + std::to_string(own.lower_ns) + "ns ";
+        if (own.detail) t += "--detail" + (own.detail->empty() ? std::string() : "=" + *own.detail) + " ";
+        if (!own.heatmap.empty()) t += "--heatmap " + own.heatmap + " ";
+        if (own.cycle) t += "--cycle ";
+        if (own.key.empty()) t += "[-k .] ";
+        if (!opt.perins) t += "[--perins] ";
+        if (!own.than_ns) t += "[--than .] ";
+        if (!own.detail) t += "[--detail] ";
+        if (own.heatmap.empty() && name == "delay") t += "[--heatmap .] ";
+        if (!opt.cpus.empty()) t += "-C " + opt.cpus + " ";
+        if (!opt.pids.empty()) t += "-p " + opt.pids + " ";
+        if (opt.interval_ms) t += "-i " + std::to_string(opt.interval_ms) + " ";
+        if (opt.cpus.empty()) t += "[-C .] ";
+        if (opt.pids.empty()) t += "[-p .] ";
+        if (!opt.interval_ms) t += "[-i .] ";
+        t += "\n";
+    }
+    return t;
+}
+
 }  // namespace
 
 extern const ProfilerInfo multi_trace_info;
@@ -649,7 +722,7 @@ const ProfilerInfo multi_trace_info = {
     create,
     nullptr,
     true,
-    nullptr,
+    help_template,
     kOwnOptions,
     make_options,
 };

@@ -319,3 +319,23 @@ def test_sigusr1_statistics(pp, needs_root):
     b.send(signal.SIGINT)
     rc, out, err = b.finish(timeout=10)
     assert rc == 0 and err == "", err
+
+
+def test_help_word_templates(pp, needs_root):
+    """SPEC §1.10: a template per suitable implementation, then each event's format."""
+    rc, out, err = pp.run(["multi-trace", "-e", "sched:sched_wakeup", "-e", "sched:sched_switch//key=next_pid/",
+                           "-k", "pid", "help"])
+    assert rc == 0 and err == "", err
+    lines = out.splitlines()
+    templates = [l for l in lines if l.startswith("perf-prof multi-trace ")]
+    assert len(templates) == 4, out
+    assert templates[0].startswith('perf-prof multi-trace -e "sched:sched_wakeup/./stack/') and \
+        '-e "sched:sched_switch/./key=next_pid/stack/' in templates[0] and " -k pid --order " in templates[0]
+    assert [t for t in templates if "--impl " in t] == [t for t in templates[1:]]
+    assert "sched:sched_switch" in lines and "name: sched_switch" in lines, out
+    rc, out, err = pp.run(["multi-trace", "-e", "sched:sched_wakeup", "-e", "sched:sched_switch", "--impl", "pair",
+                           "help"])
+    assert [l for l in out.splitlines() if l.startswith("perf-prof")] == [
+        'perf-prof multi-trace -e "sched:sched_wakeup/./key=./[role=./][untraced/][trigger/][alias=./]" '
+        '-e "sched:sched_switch/./key=./[role=./][untraced/][trigger/][alias=./]" --order --impl pair '
+        '[-k .] [--perins] [--than .] [--detail] [-C .] [-p .] [-i .] '], out
