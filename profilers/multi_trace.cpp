@@ -272,7 +272,8 @@ public:
 
         // Pairs (SPEC §4.6.1): adjacent positions, and last → first with --cycle.
         const size_t n = positions.size();
-        pair_of_.assign(env_.events.size() * env_.events.size(), -1);
+        planned_ = p.events.size();
+        pair_of_.assign(planned_ * planned_, -1);
         for (size_t k = 0; k + 1 < n + (cycle_ ? 1 : 0); k++)
             for (pairing::TraceEvent* a : positions[k])
                 for (pairing::TraceEvent* b : positions[(k + 1) % n]) add_pair(a, b);
@@ -281,7 +282,6 @@ public:
                 t->need_find_prev = k != 0 || cycle_;
                 t->need_backup = k != n - 1 || cycle_;
             }
-        for (auto& te : env_.events) last_need_backup_.push_back(te->need_backup);
 
         // Keys (SPEC §4.6.2).
         keyed_ = key_exprs;
@@ -408,17 +408,16 @@ private:
         return khz ? ns / 1000 * khz / 1000 : ns;
     }
 
+    // Traced events only: they all have a planned event.
+    int& pair_slot(const pairing::TraceEvent* a, const pairing::TraceEvent* b) {
+        return pair_of_[size_t(a->index) * planned_ + size_t(b->index)];
+    }
+
     void add_pair(const pairing::TraceEvent* a, const pairing::TraceEvent* b) {
-        int& slot = pair_of_[size_t(slot_of(a)) * env_.events.size() + size_t(slot_of(b))];
+        int& slot = pair_slot(a, b);
         if (slot >= 0) return;
         slot = int(env_.pairs.size());
         env_.pairs.push_back({slot, a, b});
-    }
-
-    int slot_of(const pairing::TraceEvent* t) const {
-        for (size_t i = 0; i < env_.events.size(); i++)
-            if (env_.events[i].get() == t) return int(i);
-        return -1;
     }
 
     std::unique_ptr<pairing::Impl> make_impl() {
@@ -526,7 +525,7 @@ private:
             if (it != backups_.end() && it->second.live) {
                 Backup& b = it->second;
                 if (b.time <= s.time) {
-                    const int p = pair_of_[size_t(slot_of(b.ev)) * env_.events.size() + size_t(slot_of(&te))];
+                    const int p = pair_slot(b.ev, &te);
                     if (p >= 0) {
                         const Sample prev = b.node ? pairing::Timeline::sample(b.node) : b.copy.sample();
                         impl_->two(env_.pairs[size_t(p)], prev, s, key);
@@ -587,8 +586,8 @@ private:
     std::unique_ptr<filter::Program> printkey_;
     std::vector<pairing::TraceEvent*> by_index_;  // per planned event
     std::vector<pairing::TraceEvent*> nested_;    // nested profilers, plan order
-    std::vector<bool> last_need_backup_;
-    std::vector<int> pair_of_;  // [slot(ev1) * events + slot(ev2)] -> pair id, -1 = none
+    size_t planned_ = 0;
+    std::vector<int> pair_of_;  // [ev1 index * planned + ev2 index] -> pair id, -1 = none
     std::unique_ptr<stack::Printer> printer_;
     std::unique_ptr<pairing::Timeline> timeline_;
     std::unique_ptr<pairing::Impl> impl_;
