@@ -111,7 +111,7 @@ public:
         for (const Pair& p : env.pairs) {
             if (size_t(p.id) >= by_id_.size()) by_id_.resize(size_t(p.id) + 1, 0);
             by_id_[size_t(p.id)] = pairs_.size();
-            pairs_.push_back(PairStats{&p, {}, {}});
+            pairs_.push_back(PairStats{&p, {}, {}, max_stack(*p.ev1), max_stack(*p.ev2)});
         }
         for (const auto& e : env.events) {
             bool first = false;
@@ -121,7 +121,7 @@ public:
                 if (size_t(e->index) >= slot_.size()) slot_.resize(size_t(e->index) + 1, -1);
                 slot_[size_t(e->index)] = int(not_freed_.size());
             }
-            not_freed_.push_back(NotFreed{e.get(), {}});
+            not_freed_.push_back(NotFreed{e.get(), {}, max_stack(*e)});
         }
     }
 
@@ -156,8 +156,8 @@ public:
             out += " => ";
             out += e2.full();
             out += '\n';
-            section(e1, ps.alloc, "total alloc", "", "Allocate", "alloc", out);
-            section(e2, ps.free, "total free", "", "Free", "free", out);
+            section(e1, ps.max1, ps.alloc, "total alloc", "", "Allocate", "alloc", out);
+            section(e2, ps.max2, ps.free, "total free", "", "Free", "free", out);
             out += '\n';
             std::fwrite(out.data(), 1, out.size(), f);
             out.clear();
@@ -167,7 +167,7 @@ public:
         for (NotFreed& nf : not_freed_) {
             if (nf.table.empty()) continue;
             out += wall;
-            section(*nf.ev, nf.table, "total alloc", " but not freed", "Allocate", "alloc", out);
+            section(*nf.ev, nf.max, nf.table, "total alloc", " but not freed", "Allocate", "alloc", out);
             out += '\n';
             std::fwrite(out.data(), 1, out.size(), f);
             out.clear();
@@ -179,11 +179,17 @@ private:
     struct PairStats {
         const Pair* pair;
         StackTable alloc, free;
+        int max1, max2;  // the events' sample_max_stack
     };
     struct NotFreed {
         const TraceEvent* ev;
         StackTable table;
+        int max;
     };
+
+    static int max_stack(const TraceEvent& e) {
+        return e.spec && e.spec->attr.sample_max_stack ? e.spec->attr.sample_max_stack : 127;
+    }
 
     uint64_t size_of(const TraceEvent& e, const Sample& s) const {
         if (!e.size) return 0;
@@ -206,7 +212,7 @@ private:
     }
 
     // "{ev} {total} {B} bytes on {N} objects{tail}", then the top chains.
-    void section(const TraceEvent& ev, const StackTable& t, const char* total, const char* tail,
+    void section(const TraceEvent& ev, int max, const StackTable& t, const char* total, const char* tail,
                  const char* verb, const char* noun, std::string& out) {
         out += ev.full();
         out += ' ';
@@ -218,7 +224,6 @@ private:
         out += " objects";
         out += tail;
         out += '\n';
-        const int max = ev.spec && ev.spec->attr.sample_max_stack ? ev.spec->attr.sample_max_stack : 127;
         for (const StackTable::Entry* e : t.top(kTop)) {
             out += verb;
             out += ' ';
