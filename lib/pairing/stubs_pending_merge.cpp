@@ -4,15 +4,6 @@
 #include "perf-prof/error.h"
 
 namespace perfprof::pairing {
-std::unique_ptr<Impl> make_pair(Env&) {
-    throw Error::usage("--impl pair not implemented");
-}
-std::unique_ptr<Impl> make_kmemprof(Env&) {
-    throw Error::usage("--impl kmemprof not implemented");
-}
-std::unique_ptr<Impl> make_syscalls(Env&) {
-    throw Error::usage("--impl syscalls not implemented");
-}
 DetailSpec parse_detail(std::string_view) {
     return {};
 }
