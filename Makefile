@@ -217,13 +217,16 @@ fuzz: $(FUZZ_BINS)
 	done
 
 # ---- benchmarks: trace vs perf record under a context-switch storm (bench/trace_bench.py), task-state
-# vs perf sched record + latency + timehist -s under the same storm (bench/task_state_bench.py), profile
-# -F 1000 -g vs perf record + perf script under a CPU-bound load (bench/profile_bench.py), flame-graph
-# rendering of 10k-300k stacks (bench/flamegraph_bench.py), --symbols ----
+# vs perf sched record + latency + timehist -s under the same storm (bench/task_state_bench.py),
+# multi-trace's run-queue latency vs perf sched record + latency under the same storm
+# (bench/multi_trace_bench.py), profile -F 1000 -g vs perf record + perf script under a CPU-bound load
+# (bench/profile_bench.py), flame-graph rendering of 10k-300k stacks (bench/flamegraph_bench.py),
+# --symbols ----
 bench: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/pingpong $(BUILD)/bench/spin
 	/usr/bin/python3 bench/trace_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
 	/usr/bin/python3 bench/task_state_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
+	/usr/bin/python3 bench/multi_trace_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
 	/usr/bin/python3 bench/profile_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/spin --repeat 3
 	/usr/bin/python3 bench/flamegraph_bench.py --perf-prof ./perf-prof
 	@# --symbols vs google-pprof and addr2line; libLLVM-14.so (package llvm-14) is a bench-only dependency.
