@@ -199,6 +199,7 @@ struct Walk {
     int64_t cpu1 = -1, cpu2 = -1, pid1 = 0, pid2 = 0, tid1 = 0, tid2 = 0;
     int64_t task = 0;  // the tracked thread
     int64_t cpu = -1;  // its CPU, -1 unknown
+    int64_t was = -1;  // its CPU before the event at hand, which may be the one it leaves
 };
 
 int64_t cpu_of(const perf::SampleCopy& c) {
@@ -332,7 +333,8 @@ struct Timeline::State {
         const EventFields* f = fields_of(e.copy);
         const bool s1 = spec.side1, s2 = spec.side2 && w.has2;
         if (spec.samecpu) {
-            if (cpu_match(e, f, w.cpu, true)) return "cpu";
+            if (cpu_match(e, f, w.cpu, true) || (w.was != w.cpu && cpu_match(e, f, w.was, true)))
+                return "cpu";
             if (s1 && cpu_match(e, f, w.cpu1, true)) return "cpu1";
             if (s2 && cpu_match(e, f, w.cpu2, w.cpu1 != w.cpu2)) return "cpu2";
         }
@@ -411,7 +413,8 @@ struct Timeline::State {
         if (l.ok && e.copy.raw.size() >= size_t(l.off) + l.size) {
             const char* p = reinterpret_cast<const char*>(e.copy.raw.data()) + l.off;
             comm.assign(p, strnlen(p, l.size));
-        } else {
+        }
+        if (comm.empty()) {
             int64_t pid = 0;
             read_int(e.copy, f->pid[0], pid);
             comm = env.ctx.comm(uint32_t(pid));
@@ -431,6 +434,7 @@ struct Timeline::State {
     // Every event of the walk goes through here, printed or not, so that the tracking sees it.
     const char* visit(const Node& e, Walk& w, bool tracking, std::string& note) {
         note.clear();
+        w.was = w.cpu;
         const char* why = tracking ? track(e, w) : nullptr;
         const bool ended = ran(e, w, note);
         const char* tag = related(e, w);
@@ -553,14 +557,15 @@ void Timeline::release() {
     // one pushed, which is no older than the newest.
     const uint64_t ref = st.scan < st.live.size() ? st.live[st.scan]->copy.time : st.newest;
     const uint64_t limit = ref > st.spec.before ? ref - st.spec.before : 0;
-    // Keep as many free nodes as are live (the steady state then never allocates), and a few
-    // more, so that a burst's buffers go back once it has been released.
     while (st.scan && st.live.front()->copy.time < limit) {
-        std::unique_ptr<Node> n(st.live.pop_front());
+        st.free.emplace_back(st.live.pop_front());
         --st.scan;
         --st.handed;
-        if (st.free.size() < std::max<size_t>(256, st.live.size())) st.free.push_back(std::move(n));
     }
+    // As many free nodes as live ones and a few more: a steady stream never allocates, and
+    // the buffers of a burst go back once it has been released.
+    const size_t keep = std::max<size_t>(256, st.live.size());
+    if (st.free.size() > keep) st.free.resize(keep);
 }
 
 void Timeline::print_window(const Pair& p, const Sample& ev1, const Sample& ev2, uint64_t key) {
