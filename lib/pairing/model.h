@@ -31,7 +31,7 @@ struct TraceEvent {
     std::string alias;  // alias=
     bool untraced = false, trigger = false, stack = false;
     bool need_find_prev = false, need_backup = false;  // §4.6.1, before role= and the wake-up trick
-    const EventSpec* spec = nullptr;                    // null for a nested profiler
+    const EventSpec* spec = nullptr;                   // null for a nested profiler
     std::unique_ptr<filter::Program> key, role, printkey, size;  // null = not given
 
     std::string full() const { return name.empty() ? sys : sys + ":" + name; }
@@ -86,7 +86,7 @@ struct Env {
     // Appends what the threshold columns say for `n` of `calls` ("{n:>6} ({pct:>3}%)"), bold
     // red on a terminal when n > 0.
     void append_than(uint64_t n, uint64_t calls, std::string& line) const;
-    // Time unit label ("us" or "kcyc") and the divisor that turns sample time into it.
+    // Time unit label of the tables: sample times / 1000 are us, or kcyc with TSC times.
     const char* unit() const { return tsc ? "kcyc" : "us"; }
     double in_units(uint64_t t) const { return double(t) / 1000.0; }
 };

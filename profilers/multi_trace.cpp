@@ -1,0 +1,729 @@
+// multi-trace: the latency (or pairing, memory, syscall statistics) between the events of
+// successive -e positions, correlated by a key (SPEC §4.6). This file builds the positions,
+// pairs and keys, and runs the backup / find-previous algorithm of §4.6.3 with its loss
+// handling (§4.6.12); what a pair means is the implementation's (lib/pairing/), and
+// --detail's timeline is lib/pairing/timeline.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/parse.h"
+#include "core/time.h"
+#include "event/resolve.h"
+#include "output/event_line.h"
+#include "pairing/model.h"
+#include "pairing/timeline.h"
+#include "perf-prof/error.h"
+#include "perf-prof/profiler.h"
+#include "perf/sample_copy.h"
+#include "perf/tsc.h"
+#include "stack/stack_printer.h"
+
+namespace perfprof {
+
+namespace {
+
+// ---- the options only multi-trace takes (SPEC §1.5) ----
+
+struct MultiTraceOptions final : ProfilerOptions {
+    std::string key;                    // -k: key of the events without key=
+    std::string impl = "delay";         // --impl
+    uint64_t than_ns = 0;               // --than / --only-than (the last one sets the value)
+    bool only_than = false;             // --only-than
+    uint64_t lower_ns = 0;              // --lower
+    std::optional<std::string> detail;  // --detail[=LIST]
+    std::string heatmap;                // --heatmap NAME
+    bool cycle = false;                 // --cycle
+    bool hist = false;                  // --hist
+};
+
+MultiTraceOptions& own(ProfilerOptions& o) {
+    return static_cast<MultiTraceOptions&>(o);
+}
+
+uint64_t positive_time(OptionValue v, const char* option) {
+    const uint64_t t = core::parse_time_ns(*v);
+    if (!t)
+        throw Error::usage(std::string("option `") + option + "' must be above 0, got '" + std::string(*v) +
+                           "'");
+    return t;
+}
+
+const OptionRow kOwnOptions[] = {
+    {Opt::Own, 'k', "key", "EXPR", ArgKind::Value, false, Group::Profiler,
+     "key of the events without key= (e.g. pid): event1 and\n"
+     "event2 pair when their keys are equal; default: the CPU\n"
+     "or thread",
+     [](ProfilerOptions& o, OptionValue v) { own(o).key = std::string(*v); }},
+    {Opt::Own, 0, "impl", "IMPL", ArgKind::Value, false, Group::Profiler,
+     "what a pair means: delay (latency statistics, default),\n"
+     "pair (paired or not), kmemprof (bytes allocated and freed\n"
+     "by stack), syscalls (raw_syscalls statistics per syscall)",
+     [](ProfilerOptions& o, OptionValue v) { own(o).impl = std::string(*v); }},
+    {Opt::Own, 0, "than", "TIME", ArgKind::Value, false, Group::Profiler,
+     "print the pairs slower than TIME (e.g. 1ms) with both events",
+     [](ProfilerOptions& o, OptionValue v) { own(o).than_ns = positive_time(v, "than"); }},
+    {Opt::Own, 0, "only-than", "TIME", ArgKind::Value, false, Group::Profiler,
+     "as --than, and print the table only when a pair exceeded it",
+     [](ProfilerOptions& o, OptionValue v) {
+         own(o).than_ns = positive_time(v, "only-than");
+         own(o).only_than = true;
+     }},
+    {Opt::Own, 0, "lower", "TIME", ArgKind::Value, false, Group::Profiler,
+     "print the pairs faster than TIME with both events",
+     [](ProfilerOptions& o, OptionValue v) { own(o).lower_ns = positive_time(v, "lower"); }},
+    {Opt::Own, 0, "detail", "LIST", ArgKind::OptionalValue, false, Group::Profiler,
+     "with --than/--lower, also print the events around a pair:\n"
+     "-TIME before event1, +TIME after event2, hide<TIME,\n"
+     "samecpu, samepid, sametid, samekey, 1, 2 (--detail=LIST)",
+     [](ProfilerOptions& o, OptionValue v) {
+         own(o).detail = v ? std::string(*v) : std::string();
+         pairing::parse_detail(*own(o).detail);  // a malformed item fails here, at parse time
+     }},
+    {Opt::Own, 0, "heatmap", "NAME", ArgKind::Value, false, Group::Profiler,
+     "write NAME-EVENT1-EVENT2.lat (time and latency of every\n"
+     "pair) and its heat map NAME-EVENT1-EVENT2.svg",
+     [](ProfilerOptions& o, OptionValue v) {
+         if (v->empty()) throw Error::usage("option `heatmap' needs a file name");
+         own(o).heatmap = std::string(*v);
+     }},
+    {Opt::Own, 0, "cycle", "", ArgKind::Flag, false, Group::Profiler,
+     "also pair the last -e with the first (delay only)",
+     [](ProfilerOptions& o, OptionValue v) { own(o).cycle = v && *v == "1"; }},
+    {Opt::Own, 0, "hist", "", ArgKind::Flag, false, Group::Profiler,
+     "print a log2 histogram of each pair's latencies with\n"
+     "every table",
+     [](ProfilerOptions& o, OptionValue v) { own(o).hist = v && *v == "1"; }},
+};
+
+std::shared_ptr<ProfilerOptions> make_options() {
+    return std::make_shared<MultiTraceOptions>();
+}
+
+EventKind kind_of(event::Kind k) {
+    switch (k) {
+        case event::Kind::Kprobe:
+            return EventKind::Kprobe;
+        case event::Kind::Kretprobe:
+            return EventKind::Kretprobe;
+        case event::Kind::Uprobe:
+            return EventKind::Uprobe;
+        case event::Kind::Uretprobe:
+            return EventKind::Uretprobe;
+        default:
+            return EventKind::Tracepoint;
+    }
+}
+
+// An EXPR attribute compiled against the event's fields (SPEC §2.5, §2.7.7).
+std::unique_ptr<filter::Program> compile_attr(const event::Resolved& r, const char* attr,
+                                              const std::string& text,
+                                              const filter::CompileOptions& co = {}) {
+    if (text.empty()) return nullptr;
+    try {
+        return std::make_unique<filter::Program>(filter::compile(text, r.fields, co));
+    } catch (const filter::CompileError& e) {
+        std::fputs(e.diagnostics().c_str(), stdout);
+        std::fflush(stdout);
+        throw Error(r.item.sys + ":" + r.item.name + ": " + attr + "=" + text + ": " + e.what());
+    }
+}
+
+// A signed 32-bit field of a record, read at an offset found once; -1 when absent.
+struct IntField {
+    int32_t off = -1;
+    void find(const EventSpec& e, const char* name) {
+        for (const filter::Field& f : e.fields)
+            if (f.name == name && f.size == 4) off = int32_t(f.offset);
+    }
+    int64_t read(const Sample& s) const {
+        if (off < 0 || s.raw_size < uint32_t(off) + 4) return -1;
+        int32_t v;
+        std::memcpy(&v, static_cast<const uint8_t*>(s.raw) + off, 4);
+        return v;
+    }
+};
+
+// A backed-up event1, by key (SPEC §4.6.3 step 4). Slots are kept when emptied, so that a key
+// seen again reuses its buffers; dead slots are swept when they outnumber the live ones.
+struct Backup {
+    bool live = false;
+    const pairing::TraceEvent* ev = nullptr;
+    perf::SampleCopy copy;                    // without --detail
+    pairing::Timeline::Node* node = nullptr;  // with --detail: pinned on the timeline
+    uint64_t time = 0;
+    int instance = -1;
+};
+
+class MultiTraceProfiler final : public Profiler {
+public:
+    explicit MultiTraceProfiler(Context& ctx) : ctx_(ctx), env_(ctx) {}
+
+    EventPlan plan() override {
+        const Options& opt = ctx_.options();
+        const MultiTraceOptions& own = opt.own_as<MultiTraceOptions>();
+        impl_name_ = own.impl;
+        if (impl_name_ == "call" || impl_name_ == "call-delay")
+            throw Error::usage("Only nested-trace can enable --impl " + impl_name_ + ".");
+        if (impl_name_ != "delay" && impl_name_ != "pair" && impl_name_ != "kmemprof" &&
+            impl_name_ != "syscalls")
+            throw Error::usage("--impl " + impl_name_ + " not implemented");
+        cycle_ = own.cycle;
+        if (cycle_ && impl_name_ != "delay") {
+            // SPEC §10 #28: turned off, said only with -v.
+            if (opt.verbose > 0) std::printf("--cycle works with --impl delay only: turned off\n");
+            cycle_ = false;
+        }
+        verbose_ = opt.verbose;
+        const bool user = opt.user_callchain.value_or(false), kernel = opt.kernel_callchain.value_or(true);
+
+        EventPlan p;
+        bool stacks = false, untraced = false, key_exprs = !own.key.empty();
+        std::vector<std::vector<pairing::TraceEvent*>> positions;  // traced events per position
+        for (size_t list = 0; list < opt.events.size(); list++) {
+            std::vector<event::Resolved> resolved =
+                event::resolve_event_list(opt.events[list], ctx_.tep(), opt.verbose);
+            std::vector<pairing::TraceEvent*> traced;
+            bool nested_only = true;
+            for (event::Resolved& r : resolved) {
+                auto te = std::make_unique<pairing::TraceEvent>();
+                te->alias = r.item.attrs.alias;
+                te->trigger = r.item.attrs.trigger;
+                if (r.item.kind == event::Kind::Profiler) {
+                    // Forwarded events of another profiler: context for --detail only (SPEC §4.6.11).
+                    te->sys = r.item.sys;
+                    te->untraced = true;
+                    te->position = -1;
+                    p.nested.push_back({r.item.sys, r.item.profiler_options, r.item.attrs.cpus});
+                    nested_.push_back(te.get());
+                    untraced = true;
+                    env_.events.push_back(std::move(te));
+                    continue;
+                }
+                nested_only = false;
+                te->sys = r.item.sys;
+                te->name = r.item.name;
+                te->untraced = r.item.attrs.untraced;
+                te->stack = r.item.attrs.stack;
+                te->index = int(p.events.size());
+                te->key = compile_attr(r, "key", r.item.attrs.key);
+                if (!te->key) te->key = compile_attr(r, "key", own.key);  // -k: every event without key=
+                te->role = compile_attr(r, "role", r.item.attrs.role);
+                te->size = compile_attr(r, "size", r.item.attrs.size);
+                if (!r.item.attrs.printkey.empty() && !printkey_) {
+                    filter::CompileOptions co;
+                    co.key_only = true;
+                    printkey_ = compile_attr(r, "printkey", r.item.attrs.printkey, co);
+                }
+                if (!r.item.attrs.key.empty()) {
+                    key_exprs = true;
+                    if (first_key_.empty()) first_key_ = r.item.attrs.key;
+                }
+                if (te->untraced) untraced = true;
+
+                EventSpec ev;
+                ev.sys = r.item.sys;
+                ev.name = r.item.name;
+                ev.kind = kind_of(r.item.kind);
+                ev.attr = r.attr;
+                ev.attr.sample_period = 1;
+                ev.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_CPU |
+                                      PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
+                ev.attr.read_format = PERF_FORMAT_ID;
+                ev.attr.pinned = 1;
+                if (te->stack) {
+                    // Kernel stacks by default (SPEC §4.6.11); --user-callchain adds the user half.
+                    ev.attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
+                    ev.attr.exclude_callchain_user = !user;
+                    ev.attr.exclude_callchain_kernel = !kernel;
+                    if (r.item.attrs.max_stack) ev.attr.sample_max_stack = uint16_t(r.item.attrs.max_stack);
+                    stacks = true;
+                }
+                ev.filter = r.item.filter;
+                ev.probe = r.probe;
+                ev.cpus = r.item.attrs.cpus;
+                ev.tp = r.tp;
+                ev.fields = r.fields;
+                p.events.push_back(std::move(ev));
+                if (!te->untraced) traced.push_back(te.get());
+                by_index_.push_back(te.get());
+                env_.events.push_back(std::move(te));
+            }
+            if (nested_only) continue;  // a list of nested profilers only: context, not a position
+            if (traced.empty())
+                throw Error::usage("All tracepoint events in -e option " + std::to_string(list + 1) +
+                                   " are marked as untraced: -e " + opt.events[list]);
+            const int pos = int(positions.size());
+            for (pairing::TraceEvent* t : traced) t->position = pos;
+            positions.push_back(std::move(traced));
+        }
+        // Untraced events of a position keep its number.
+        for (auto& te : env_.events)
+            if (te->untraced && te->index >= 0) te->position = -1;
+        if (positions.size() < (cycle_ ? 1u : 2u))
+            throw Error::usage(std::string("multi-trace needs at least ") +
+                               (cycle_ ? "1 -e list" : "2 -e lists") + " of events to pair, got " +
+                               std::to_string(positions.size()));
+
+        // Pairs (SPEC §4.6.1): adjacent positions, and last → first with --cycle.
+        const size_t n = positions.size();
+        planned_ = p.events.size();
+        pair_of_.assign(planned_ * planned_, -1);
+        for (size_t k = 0; k + 1 < n + (cycle_ ? 1 : 0); k++)
+            for (pairing::TraceEvent* a : positions[k])
+                for (pairing::TraceEvent* b : positions[(k + 1) % n]) add_pair(a, b);
+        for (size_t k = 0; k < n; k++)
+            for (pairing::TraceEvent* t : positions[k]) {
+                t->need_find_prev = k != 0 || cycle_;
+                t->need_backup = k != n - 1 || cycle_;
+            }
+
+        // Keys (SPEC §4.6.2).
+        keyed_ = key_exprs;
+        by_thread_ = !ctx_.threads().empty();
+        const size_t rings = by_thread_ ? ctx_.threads().size() : size_t(ctx_.cpu_count());
+        if (keyed_ && rings > 1 && !opt.order)
+            throw Error::usage("Enable --key or pull= attr, also need to enable --order.");
+        if (own.detail && !keyed_ && rings > 1 && !opt.order)
+            throw Error::usage("Enable --detail or pull= attr, also need to enable --order.");
+        if (own.detail && !p.nested.empty() && !opt.order)
+            throw Error::usage("Enable --detail and " + p.nested.front().profiler +
+                               "//, also need to enable --order.");
+        if (keyed_) {
+            env_.key_name = first_key_.empty() ? own.key : first_key_;
+            env_.key_width = int(std::max<size_t>(env_.key_name.size(), 6));
+        } else {
+            env_.key_name = by_thread_ ? "THREAD" : "CPU";
+            env_.key_width = int(env_.key_name.size());
+            env_.comm_column = by_thread_;
+        }
+        env_.printkey = printkey_.get();
+
+        if (own.detail && !own.than_ns && !own.lower_ns)
+            std::fprintf(
+                stderr, "WARN: --than parameter is not enabled. No need to enable the --detail parameter.\n");
+        if (untraced && !own.detail)
+            std::fprintf(stderr, "WARN: --detail parameter is not enabled. No need to add untrace events.\n");
+
+        // Thresholds in sample time units.
+        env_.tsc = ctx_.tsc_time();
+        env_.than = to_units(own.than_ns);
+        env_.lower = to_units(own.lower_ns);
+        env_.only_than = own.only_than;
+        env_.perins = opt.perins;
+        env_.heatmap = own.heatmap;
+        env_.hist = own.hist;
+        env_.verbose = opt.verbose;
+        if (stacks) {
+            printer_ = std::make_unique<stack::Printer>(kernel, user);
+            env_.printer = printer_.get();
+        }
+        if (own.detail) {
+            pairing::DetailSpec d = pairing::parse_detail(*own.detail);
+            d.before = to_units(d.before);
+            d.after = to_units(d.after);
+            d.hide = to_units(d.hide);
+            timeline_ = std::make_unique<pairing::Timeline>(env_, d);
+            env_.timeline = timeline_.get();
+        }
+        impl_ = make_impl();
+        setup_wakeup_trick(p);
+
+        // 1 MiB a CPU (2 with stacks), woken at half: a 300k events/s storm is read without
+        // loss (SPEC's 64 pages lose events under it, as trace's did).
+        p.pages = stacks ? 512 : 256;
+        p.per_event_wakeup = false;
+        p.order = opt.order;
+        p.user_filter = true;
+        return p;
+    }
+
+    void sample(const Sample& s) noexcept override {
+        const pairing::TraceEvent* te = event_of(s);
+        if (!te) return;
+        if (te->trigger) {
+            impl_->report();
+            env_.print_event(s);
+        } else if (verbose_ > 1) {
+            env_.print_event(s);
+        }
+        newest_ = std::max(newest_, s.time);
+        if (!timeline_) {
+            if (!te->untraced) process(*te, s, key_of(*te, s), nullptr);
+            return;
+        }
+        timeline_->push(s, key_of(*te, s), te->key != nullptr);
+        drain_timeline(false);
+    }
+
+    void lost(const LostRange& l) noexcept override {
+        // Pairs are decided in time order: what is still waiting on the timeline goes first.
+        if (timeline_) drain_timeline(true);
+        const uint64_t last = std::max(newest_, l.start);
+        for (auto& [key, b] : backups_) {
+            if (!b.live) continue;
+            // Instance keys: only the instance that lost events (SPEC §4.6.12).
+            if (!keyed_ && b.instance != l.instance) continue;
+            drop(key, b, pairing::Remain::Lost, last);
+        }
+        if (ctx_.options().order) {
+            lost_start_ = l.start;
+            lost_end_ = std::max(l.end, l.start);
+        }
+    }
+
+    void interval() override { impl_->report(); }
+
+    void finish() override {
+        if (timeline_) drain_timeline(true);
+        for (auto& [key, b] : backups_)
+            if (b.live) drop(key, b, pairing::Remain::Exit, newest_);
+        impl_->report();
+        impl_->finish();
+    }
+
+    void sigusr1() override {
+        std::string now;
+        core::append_wall(core::realtime_now_ns(), now);
+        size_t bytes = 0;
+        for (const auto& [key, b] : backups_) bytes += b.copy.bytes();
+        std::printf("%s\nmulti-trace\n  backups: %zu (%zu slots, %zu bytes)\n", now.c_str(), live_,
+                    backups_.size(), bytes);
+        if (timeline_)
+            std::printf("  timeline: %zu samples, %zu bytes (peak %zu samples)\n", timeline_->nodes(),
+                        timeline_->bytes(), timeline_->peak_nodes());
+        if (trick_) std::printf("  unnecessary wake-ups: %llu\n", (unsigned long long)unnecessary_);
+        std::fflush(stdout);
+    }
+
+private:
+    uint64_t to_units(uint64_t ns) const {
+        if (!ns || !ctx_.tsc_time()) return ns;
+        const uint64_t khz = perf::tsc_khz();
+        return khz ? ns / 1000 * khz / 1000 : ns;
+    }
+
+    // Traced events only: they all have a planned event.
+    int& pair_slot(const pairing::TraceEvent* a, const pairing::TraceEvent* b) {
+        return pair_of_[size_t(a->index) * planned_ + size_t(b->index)];
+    }
+
+    void add_pair(const pairing::TraceEvent* a, const pairing::TraceEvent* b) {
+        int& slot = pair_slot(a, b);
+        if (slot >= 0) return;
+        slot = int(env_.pairs.size());
+        env_.pairs.push_back({slot, a, b});
+    }
+
+    std::unique_ptr<pairing::Impl> make_impl() {
+        if (impl_name_ == "pair") return pairing::make_pair(env_);
+        if (impl_name_ == "kmemprof") return pairing::make_kmemprof(env_);
+        if (impl_name_ == "syscalls") return pairing::make_syscalls(env_);
+        return pairing::make_delay(env_);
+    }
+
+    // SPEC §4.6.3 step 6: a wake-up of the waker itself, or of the task already running on
+    // the target CPU, is never followed by a switch-in: not backed up.
+    void setup_wakeup_trick(const EventPlan& p) {
+        for (const pairing::TraceEvent* t : by_index_) {
+            const EventSpec& e = p.events[size_t(t->index)];
+            if (e.sys != "sched") continue;
+            if (e.name == "sched_wakeup" && !t->untraced && t->need_backup) {
+                wakeup_index_ = t->index;
+                wake_pid_.find(e, "pid");
+                wake_cpu_.find(e, "target_cpu");
+                common_pid_.find(e, "common_pid");
+            } else if (e.name == "sched_switch" && e.filter.empty() && switch_index_ < 0) {
+                switch_index_ = t->index;
+                next_pid_.find(e, "next_pid");
+            }
+        }
+        if (wakeup_index_ < 0) return;
+        trick_ = true;
+        std::printf("Trick: Enable userland unnecessary detection of sched:sched_wakeup events.\n");
+        std::fflush(stdout);
+    }
+
+    bool unnecessary_wakeup(const Sample& s) {
+        const int64_t pid = wake_pid_.read(s);
+        if (pid == common_pid_.read(s)) return true;
+        if (switch_index_ < 0) return false;
+        const int64_t cpu = wake_cpu_.read(s);
+        return cpu >= 0 && size_t(cpu) < running_.size() && running_[size_t(cpu)] == pid && pid > 0;
+    }
+
+    const pairing::TraceEvent* event_of(const Sample& s) const {
+        if (s.from) return nested_.empty() ? nullptr : nested_.front();
+        if (s.event_index < 0 || size_t(s.event_index) >= by_index_.size()) return nullptr;
+        return by_index_[size_t(s.event_index)];
+    }
+
+    uint64_t key_of(const pairing::TraceEvent& te, const Sample& s) const {
+        if (te.key) {
+            filter::EvalContext c;
+            c.data = s.raw;
+            c.size = s.raw_size;
+            c.cpu = int(s.cpu);
+            c.pid = int(s.pid);
+            c.hooks = ctx_.eval_hooks();
+            return uint64_t(te.key->eval(c));
+        }
+        // The instance: the CPU, or the attached thread (SPEC §4.6.2).
+        if (!by_thread_) return s.cpu;
+        const std::vector<int>& t = ctx_.threads();
+        return s.instance >= 0 && size_t(s.instance) < t.size() ? uint64_t(t[size_t(s.instance)]) : s.tid;
+    }
+
+    void drain_timeline(bool all) {
+        while (pairing::Timeline::Node* n = timeline_->next_ready(all)) {
+            const Sample s = pairing::Timeline::sample(n);
+            const pairing::TraceEvent* te = event_of(s);
+            if (te && !te->untraced) process(*te, s, pairing::Timeline::key(n), n);
+        }
+        timeline_->release();
+    }
+
+    // SPEC §4.6.3 steps 2-4 for one traced sample.
+    void process(const pairing::TraceEvent& te, const Sample& s, uint64_t key,
+                 pairing::Timeline::Node* node) {
+        if (s.event_index == switch_index_ && switch_index_ >= 0) {
+            const int64_t next = next_pid_.read(s);
+            if (s.cpu != UINT32_MAX) {
+                if (s.cpu >= running_.size()) running_.resize(s.cpu + 1, -1);
+                running_[s.cpu] = next;
+            }
+        }
+        int64_t role = 3;
+        if (te.role) {
+            filter::EvalContext c;
+            c.data = s.raw;
+            c.size = s.raw_size;
+            c.cpu = int(s.cpu);
+            c.pid = int(s.pid);
+            c.hooks = ctx_.eval_hooks();
+            role = te.role->eval(c);
+        }
+        // Inside a loss window neither half is trusted; at its start a sample may still end a
+        // pair but is not kept (SPEC §4.6.12).
+        bool in_loss = false, at_loss = false;
+        if (lost_end_) {
+            if (s.time >= lost_end_) {
+                lost_start_ = lost_end_ = 0;
+            } else if (s.time > lost_start_) {
+                in_loss = true;
+            } else if (s.time == lost_start_) {
+                at_loss = true;
+            }
+        }
+        if (te.need_find_prev && (role & 2) && !in_loss) {
+            auto it = backups_.find(key);
+            if (it != backups_.end() && it->second.live) {
+                Backup& b = it->second;
+                if (b.time <= s.time) {
+                    const int p = pair_slot(b.ev, &te);
+                    if (p >= 0) {
+                        const Sample prev = b.node ? pairing::Timeline::sample(b.node) : b.copy.sample();
+                        impl_->two(env_.pairs[size_t(p)], prev, s, key);
+                    }
+                }
+                release(b);
+            }
+        }
+        if (!te.need_backup || !(role & 1) || in_loss || at_loss) return;
+        if (s.event_index == wakeup_index_ && unnecessary_wakeup(s)) {
+            ++unnecessary_;
+            return;
+        }
+        Backup& b = backups_[key];
+        if (b.live) {
+            if (b.time > s.time) return;  // out of order: the newer one stays
+            release(b);                   // replaced: the older one is dropped unpaired
+        }
+        b.live = true;
+        b.ev = &te;
+        b.time = s.time;
+        b.instance = s.instance;
+        if (node) {
+            b.node = node;
+            timeline_->pin(node);
+        } else {
+            b.copy.assign(s);
+        }
+        ++live_;
+        if (backups_.size() > 4096 && backups_.size() > 4 * live_) sweep();
+    }
+
+    void release(Backup& b) {
+        if (b.node) timeline_->unpin(b.node);
+        b.node = nullptr;
+        b.live = false;
+        --live_;
+    }
+
+    void drop(uint64_t key, Backup& b, pairing::Remain why, uint64_t last) {
+        const Sample s = b.node ? pairing::Timeline::sample(b.node) : b.copy.sample();
+        impl_->remaining(s, key, why, last);
+        release(b);
+    }
+
+    void sweep() {
+        for (auto it = backups_.begin(); it != backups_.end();)
+            it = it->second.live ? std::next(it) : backups_.erase(it);
+    }
+
+    Context& ctx_;
+    pairing::Env env_;
+    std::string impl_name_;
+    bool cycle_ = false;
+    int verbose_ = 0;
+    bool keyed_ = false, by_thread_ = false;
+    std::string first_key_;
+    std::unique_ptr<filter::Program> printkey_;
+    std::vector<pairing::TraceEvent*> by_index_;  // per planned event
+    std::vector<pairing::TraceEvent*> nested_;    // nested profilers, plan order
+    size_t planned_ = 0;
+    std::vector<int> pair_of_;  // [ev1 index * planned + ev2 index] -> pair id, -1 = none
+    std::unique_ptr<stack::Printer> printer_;
+    std::unique_ptr<pairing::Timeline> timeline_;
+    std::unique_ptr<pairing::Impl> impl_;
+
+    std::unordered_map<uint64_t, Backup> backups_;
+    size_t live_ = 0;
+    uint64_t newest_ = 0;
+    uint64_t lost_start_ = 0, lost_end_ = 0;
+
+    // The wake-up trick.
+    bool trick_ = false;
+    int wakeup_index_ = -1, switch_index_ = -1;
+    IntField wake_pid_, wake_cpu_, common_pid_, next_pid_;
+    std::vector<int64_t> running_;  // per CPU: the task switched in last
+    uint64_t unnecessary_ = 0;
+};
+
+std::unique_ptr<Profiler> create(Context& ctx) {
+    return std::make_unique<MultiTraceProfiler>(ctx);
+}
+
+// SPEC §1.10: one command line per implementation that suits the given lists and options.
+std::string help_template(const Options& opt, const std::vector<event::Resolved>& events) {
+    const MultiTraceOptions& own = opt.own_as<MultiTraceOptions>();
+    // The resolved events of each -e, in order (a wildcard counts as one item of its list).
+    std::vector<std::vector<const event::Resolved*>> lists;
+    size_t at = 0;
+    for (const std::string& e : opt.events) {
+        lists.emplace_back();
+        for (size_t i = event::split_protected(e, ',').size(); i-- && at < events.size();)
+            lists.back().push_back(&events[at++]);
+    }
+    while (at < events.size()) lists.back().push_back(&events[at++]);
+    std::string t;
+    for (const char* impl : {"delay", "pair", "kmemprof", "syscalls"}) {
+        const std::string name = impl;
+        if ((own.impl != "delay" || own.cycle) && name != own.impl) continue;
+        if (name == "delay" ? lists.empty() : name != "syscalls" && lists.size() < 2) continue;
+        t += "perf-prof multi-trace ";
+        if (name == "syscalls") {
+            t += "-e raw_syscalls:sys_enter -e raw_syscalls:sys_exit ";
+        } else {
+            for (const auto& list : lists) {
+                t += "-e \"";
+                for (size_t i = 0; i < list.size(); i++) {
+                    const event::EventItem& it = list[i]->item;
+                    if (i) t += ',';
+                    if (it.kind == event::Kind::Profiler) {
+                        t += it.text;
+                        continue;
+                    }
+                    const event::Attrs& a = it.attrs;
+                    t += it.sys + ":" + it.name + "/" + (it.filter.empty() ? "." : it.filter) + "/";
+                    if (!a.key.empty() || own.key.empty()) t += "key=" + (a.key.empty() ? "." : a.key) + "/";
+                    if (!a.role.empty()) t += "role=" + a.role + "/";
+                    if (name == "kmemprof") t += "size=" + (a.size.empty() ? "." : a.size) + "/";
+                    if (name != "pair") t += "stack/";
+                    if (a.untraced) t += "untraced/";
+                    if (a.trigger) t += "trigger/";
+                    if (!a.alias.empty()) t += "alias=" + a.alias + "/";
+                    if (a.role.empty()) t += "[role=./]";
+                    if (!a.untraced) t += "[untraced/]";
+                    if (!a.trigger) t += "[trigger/]";
+                    if (a.alias.empty()) t += "[alias=./]";
+                }
+                t += "\" ";
+            }
+        }
+        if (!own.key.empty()) t += "-k " + own.key + " ";
+        t += "--order ";
+        if (name != "delay") t += "--impl " + name + " ";
+        if (opt.perins) t += "--perins ";
+        if (own.than_ns)
+            t += (own.only_than ? "--only-than " : "--than ") + std::to_string(own.than_ns) + "ns ";
+        if (own.lower_ns) t += "--lower " + std::to_string(own.lower_ns) + "ns ";
+        if (own.detail) t += "--detail" + (own.detail->empty() ? std::string() : "=" + *own.detail) + " ";
+        if (!own.heatmap.empty()) t += "--heatmap " + own.heatmap + " ";
+        if (own.cycle) t += "--cycle ";
+        if (own.key.empty()) t += "[-k .] ";
+        if (!opt.perins) t += "[--perins] ";
+        if (!own.than_ns) t += "[--than .] ";
+        if (!own.detail) t += "[--detail] ";
+        if (own.heatmap.empty() && name == "delay") t += "[--heatmap .] ";
+        if (!opt.cpus.empty()) t += "-C " + opt.cpus + " ";
+        if (!opt.pids.empty()) t += "-p " + opt.pids + " ";
+        if (opt.interval_ms) t += "-i " + std::to_string(opt.interval_ms) + " ";
+        if (opt.cpus.empty()) t += "[-C .] ";
+        if (opt.pids.empty()) t += "[-p .] ";
+        if (!opt.interval_ms) t += "[-i .] ";
+        t += "\n";
+    }
+    return t;
+}
+
+}  // namespace
+
+extern const ProfilerInfo multi_trace_info;
+const ProfilerInfo multi_trace_info = {
+    "multi-trace",
+    "Latency between events: pair the events of successive -e lists by key; statistics, "
+    "slow pairs with the events around them, heat maps.",
+    "-e EVENT[,EVENT...] -e EVENT[,EVENT...] [-e ...] [-k EXPR] [--impl IMPL] [--than TIME] "
+    "[--detail[=LIST]] [--perins] [--heatmap NAME] [OPTION...] [[--] <command>]",
+    {
+        "SYNOPSIS",
+        "    Each -e is a position; its events are alternatives. An event of one position",
+        "    and the next event of the following position with the same key form a pair:",
+        "    -e A,B -e C -e D pairs A->C, B->C, C->D. The key is the event's key=EXPR,",
+        "    else -k EXPR, else the CPU (or the thread, with -p/-t/a command).",
+        "",
+        "    EVENT: sys:name[/filter/ATTR/ATTR/.../]  or  profiler[/options/ATTR/.../]",
+        "    ATTR: key=EXPR, role=EXPR (bit 0: may start a pair, bit 1: may end one),",
+        "          untraced (shown by --detail, never paired), trigger (print the table",
+        "          now), alias=NAME, printkey=EXPR, size=EXPR (kmemprof), stack, max-stack=N",
+        "    Keys on several CPUs need --order.",
+        "",
+        "EXAMPLES",
+        "    perf-prof multi-trace -e irq:softirq_entry/vec==1/ -e irq:softirq_exit/vec==1/ -i 1000",
+        "    perf-prof multi-trace -e 'sched:sched_wakeup,sched:sched_wakeup_new' \\",
+        "        -e 'sched:sched_switch//key=next_pid/' -k pid --order --than 4ms",
+        "    perf-prof multi-trace -e syscalls:sys_enter_read -e syscalls:sys_exit_read -p 1234 --perins",
+        "    perf-prof multi-trace -e raw_syscalls:sys_enter -e raw_syscalls:sys_exit --impl syscalls -- ls",
+        "    perf-prof multi-trace -e A -e B --than 1ms --detail=samecpu,-100us,+100us --order",
+    },
+    {
+        {Opt::Event, "one position of events; give -e once per position"},
+        {Opt::UserCallchain, "user stacks too, for events with the stack attribute"},
+        {Opt::KernelCallchain},
+        {Opt::Perins, "statistics per key"},
+    },
+    create,
+    nullptr,
+    true,
+    help_template,
+    kOwnOptions,
+    make_options,
+};
+
+}  // namespace perfprof
