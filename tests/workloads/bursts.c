@@ -35,7 +35,8 @@ int main(int argc, char** argv) {
         fprintf(stderr, "usage: %s\n", kUsage);
         return 2;
     }
-    long rounds = parse_num(argv[1], kUsage), calls = parse_num(argv[2], kUsage), ms = parse_num(argv[3], kUsage);
+    long rounds = parse_num(argv[1], kUsage), calls = parse_num(argv[2], kUsage),
+         ms = parse_num(argv[3], kUsage);
     prctl(PR_SET_NAME, "bursts", 0, 0, 0);
     if (argc == 5) {
         printf("ready\n");
