@@ -331,6 +331,9 @@ public:
             timeline_ = std::make_unique<pairing::Timeline>(env_, d);
             env_.timeline = timeline_.get();
         }
+        // The implementations read the formats (syscalls: field offsets) while they are built;
+        // the vector's buffer moves with the plan to the session, so the pointers stay valid.
+        for (pairing::TraceEvent* t : by_index_) t->spec = &p.events[size_t(t->index)];
         impl_ = make_impl();
         setup_wakeup_trick(p);
 

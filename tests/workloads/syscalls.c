@@ -5,6 +5,11 @@
 //   syscalls fork N          fork; parent and child each make N getpid() calls
 //   syscalls threads N       two threads pinned to CPU 0 and CPU 1, N getpid() calls each,
 //                            started together
+//   syscalls mixed N M       N getpid() calls, then M (at least 1) close(1000 + i) calls (all
+//                            fail with EBADF)
+//   syscalls pipes N         N times: pipe(), then close() of both ends
+//   syscalls nanosleep N     N clock_nanosleep() of 1 ms, then prints "last sleep" and sleeps
+//                            a minute more (a sleep still in progress when the tracer stops)
 // Every call goes through syscall(2), so no libc caching hides one.
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -14,6 +19,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static long n_calls;
@@ -21,6 +27,11 @@ static pthread_barrier_t start;
 
 static void getpids(long n) {
     for (long i = 0; i < n; i++) syscall(SYS_getpid);
+}
+
+static void nap_ms(long ms) {
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ts, NULL);
 }
 
 static void* thread_main(void* arg) {
@@ -37,7 +48,7 @@ static void* thread_main(void* arg) {
 
 int main(int argc, char** argv) {
     if (argc < 3) {
-        fprintf(stderr, "usage: syscalls getpid|close|lseek|fork|threads N [K]\n");
+        fprintf(stderr, "usage: syscalls getpid|close|lseek|fork|threads|mixed|pipes|nanosleep N [K]\n");
         return 2;
     }
     const char* mode = argv[1];
@@ -61,6 +72,21 @@ int main(int argc, char** argv) {
         pthread_barrier_init(&start, NULL, 2);
         for (long c = 0; c < 2; c++) pthread_create(&t[c], NULL, thread_main, (void*)c);
         for (int c = 0; c < 2; c++) pthread_join(t[c], NULL);
+    } else if (!strcmp(mode, "mixed")) {
+        getpids(n_calls);
+        for (long i = 0; i < k; i++) syscall(SYS_close, 1000 + i);
+    } else if (!strcmp(mode, "pipes")) {
+        for (long i = 0; i < n_calls; i++) {
+            int fd[2];
+            if (syscall(SYS_pipe2, fd, 0) != 0) return perror("pipe2"), 1;
+            syscall(SYS_close, fd[0]);
+            syscall(SYS_close, fd[1]);
+        }
+    } else if (!strcmp(mode, "nanosleep")) {
+        for (long i = 0; i < n_calls; i++) nap_ms(1);
+        printf("last sleep\n");
+        fflush(stdout);
+        nap_ms(60000);
     } else {
         fprintf(stderr, "syscalls: unknown mode %s\n", mode);
         return 2;
