@@ -9,12 +9,13 @@ leave out. bursts (tests/workloads/bursts.c) makes 500 getpid calls back to back
 sleep: the exit -> next enter pairs hold runs that hide<1ms collapses. The assertions are on
 structure and order, never on exact times."""
 
+import os
 import re
 import signal
 import subprocess
 import time
 
-from conftest import ENABLED_RE, WALL_RE, Bg, assert_not_crashed
+from conftest import WALL_RE, Bg, assert_not_crashed, skip_or_fail
 
 ENTER = "syscalls:sys_enter_clock_nanosleep"
 EXIT = "syscalls:sys_exit_clock_nanosleep"
@@ -131,9 +132,15 @@ def check_window(b, before_us, after_us):
     return delta
 
 
+def need_two_cpus():
+    if len(os.sched_getaffinity(0)) < 2 or not {0, 1} <= os.sched_getaffinity(0):
+        skip_or_fail("needs CPUs 0 and 1")
+
+
 def samecpu_run(pp, workload, detail):
     """sleeper pinned to CPU 1 (3 sleeps of 30 ms after a 30 ms pause) while another pinned to
     CPU 0 switches every millisecond; multi-trace on both CPUs."""
+    need_two_cpus()
     noise = Bg(["taskset", "-c", "0", workload("sleeper"), "100000", "1", "0"])
     target = Bg(["taskset", "-c", "1", workload("sleeper"), "3", "30", "30", "go"], stdin=subprocess.PIPE)
     try:
@@ -196,6 +203,7 @@ def test_hide_collapses_runs(pp, needs_root, workload):
     sleep; hide<1ms collapses each round's calls into '| {n:>17} hidden' runs, each run shown by
     its last call, the counts adding up to 500."""
     rounds, calls = 3, 500
+    need_two_cpus()
     target = Bg(["taskset", "-c", "1", workload("bursts"), str(rounds), str(calls), "5", "go"],
                 stdin=subprocess.PIPE)
     try:
