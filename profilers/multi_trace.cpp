@@ -330,6 +330,11 @@ public:
             d.hide = to_units(d.hide);
             timeline_ = std::make_unique<pairing::Timeline>(env_, d);
             env_.timeline = timeline_.get();
+            // An event1 whose event2 never comes (a switch-in the kernel did not record, a task
+            // that exited) would hold every later sample forever: past this age it keeps only
+            // its own copy, and a pair it still makes prints without the events in between.
+            const uint64_t limit = std::max(env_.than, env_.lower);
+            horizon_ = std::max({to_units(1000000000), 2 * limit, d.before + d.after + limit});
         }
         // The implementations read the formats (syscalls: field offsets) while they are built;
         // the vector's buffer moves with the plan to the session, so the pointers stay valid.
@@ -398,8 +403,9 @@ public:
         std::printf("%s\nmulti-trace\n  backups: %zu (%zu slots, %zu bytes)\n", now.c_str(), live_,
                     backups_.size(), bytes);
         if (timeline_)
-            std::printf("  timeline: %zu samples, %zu bytes (peak %zu samples)\n", timeline_->nodes(),
-                        timeline_->bytes(), timeline_->peak_nodes());
+            std::printf("  timeline: %zu samples, %zu bytes (peak %zu samples); %llu event1s let go of it\n",
+                        timeline_->nodes(), timeline_->bytes(), timeline_->peak_nodes(),
+                        (unsigned long long)unpinned_);
         if (trick_) std::printf("  unnecessary wake-ups: %llu\n", (unsigned long long)unnecessary_);
         std::fflush(stdout);
     }
@@ -488,7 +494,20 @@ private:
             const pairing::TraceEvent* te = event_of(s);
             if (te && !te->untraced) process(*te, s, pairing::Timeline::key(n), n);
         }
+        if (newest_ >= next_unpin_) unpin_stale();
         timeline_->release();
+    }
+
+    // Every tenth of the horizon: event1s older than the horizon let go of the timeline.
+    void unpin_stale() {
+        next_unpin_ = newest_ + horizon_ / 10;
+        for (auto& [key, b] : backups_) {
+            if (!b.live || !b.node || b.time + horizon_ > newest_) continue;
+            b.copy.assign(pairing::Timeline::sample(b.node));
+            timeline_->unpin(b.node);
+            b.node = nullptr;
+            ++unpinned_;
+        }
     }
 
     // SPEC §4.6.3 steps 2-4 for one traced sample.
@@ -598,6 +617,8 @@ private:
     std::unordered_map<uint64_t, Backup> backups_;
     size_t live_ = 0;
     uint64_t newest_ = 0;
+    uint64_t horizon_ = 0, next_unpin_ = 0;  // --detail: how long an event1 may hold the timeline
+    uint64_t unpinned_ = 0;
     uint64_t lost_start_ = 0, lost_end_ = 0;
 
     // The wake-up trick.

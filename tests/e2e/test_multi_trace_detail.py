@@ -248,3 +248,33 @@ def test_malformed_item(pp):
         assert rc != 0 and out == "", (item, rc, out)
         lines = err.splitlines()
         assert len(lines) == 1 and "--detail" in lines[0] and text in lines[0], (item, err)
+
+
+def test_an_event1_that_waits_too_long_lets_go_of_the_timeline(pp, needs_root, workload):
+    """--detail keeps every sample an event1 may need; one waiting past the horizon (1 s here)
+    keeps only itself, so a pair that never ends cannot hold the whole stream. The pair it
+    still makes is printed, as its two events."""
+    ENTER, EXIT = "syscalls:sys_enter_clock_nanosleep", "syscalls:sys_exit_clock_nanosleep"
+    noise = Bg([workload("sleeper"), "3000", "1", "0"])  # sched_switch events all along
+    try:
+        sleeper = Bg([workload("sleeper"), "0", "1", "2500", "go"], stdin=subprocess.PIPE)
+        sleeper.wait_line("ready")
+        b = pp.start(["multi-trace", "-e", "%s/common_pid==%d/" % (ENTER, sleeper.pid),
+                      "-e", "%s/common_pid==%d/,sched:sched_switch//untraced/" % (EXIT, sleeper.pid),
+                      "-k", "common_pid", "--order", "--than", "500ms", "--detail"])
+        time.sleep(0.5)
+        sleeper.p.stdin.write("go\n")
+        sleeper.p.stdin.flush()
+        time.sleep(2.0)
+        b.send(signal.SIGUSR1)
+        line = b.wait_line(r"^  timeline: \d+ samples")
+        assert line.rstrip().endswith("; 1 event1s let go of it"), line
+        sleeper.p.wait(timeout=10)
+        time.sleep(0.3)
+        b.send(signal.SIGINT)
+        rc, out, err = b.finish(timeout=10)
+    finally:
+        noise.p.kill()
+    assert rc == 0 and err == "", err
+    printed = [l for l in out.splitlines() if "clock_nanosleep:" in l]
+    assert len(printed) == 2 and ENTER in printed[0] and EXIT in printed[1], out
