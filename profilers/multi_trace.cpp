@@ -331,10 +331,12 @@ public:
             timeline_ = std::make_unique<pairing::Timeline>(env_, d);
             env_.timeline = timeline_.get();
             // An event1 whose event2 never comes (a switch-in the kernel did not record, a task
-            // that exited) would hold every later sample forever: past this age it keeps only
+            // that exited) would hold every later sample forever: past the horizon it keeps only
             // its own copy, and a pair it still makes prints without the events in between.
+            // The horizon lets every pair up to the threshold print whole; the memory it costs
+            // is the event rate times the horizon.
             const uint64_t limit = std::max(env_.than, env_.lower);
-            horizon_ = std::max({to_units(1000000000), 2 * limit, d.before + d.after + limit});
+            horizon_ = std::max(to_units(100000000), limit + d.before + d.after);
         }
         // The implementations read the formats (syscalls: field offsets) while they are built;
         // the vector's buffer moves with the plan to the session, so the pointers stay valid.

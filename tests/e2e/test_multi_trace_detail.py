@@ -251,7 +251,7 @@ def test_malformed_item(pp):
 
 
 def test_an_event1_that_waits_too_long_lets_go_of_the_timeline(pp, needs_root, workload):
-    """--detail keeps every sample an event1 may need; one waiting past the horizon (1 s here)
+    """--detail keeps every sample an event1 may need; one waiting past the horizon (--than here)
     keeps only itself, so a pair that never ends cannot hold the whole stream. The pair it
     still makes is printed, as its two events."""
     ENTER, EXIT = "syscalls:sys_enter_clock_nanosleep", "syscalls:sys_exit_clock_nanosleep"
