@@ -15,6 +15,7 @@
 #include "core/parse.h"
 #include "core/time.h"
 #include "event/resolve.h"
+#include "filter/record_field.h"
 #include "output/event_line.h"
 #include "pairing/model.h"
 #include "pairing/timeline.h"
@@ -133,21 +134,6 @@ std::unique_ptr<filter::Program> compile_attr(const event::Resolved& r, const ch
         throw Error(r.item.sys + ":" + r.item.name + ": " + attr + "=" + text + ": " + e.what());
     }
 }
-
-// A signed 32-bit field of a record, read at an offset found once; -1 when absent.
-struct IntField {
-    int32_t off = -1;
-    void find(const EventSpec& e, const char* name) {
-        for (const filter::Field& f : e.fields)
-            if (f.name == name && f.size == 4) off = int32_t(f.offset);
-    }
-    int64_t read(const Sample& s) const {
-        if (off < 0 || s.raw_size < uint32_t(off) + 4) return -1;
-        int32_t v;
-        std::memcpy(&v, static_cast<const uint8_t*>(s.raw) + off, 4);
-        return v;
-    }
-};
 
 // A backed-up event1, by key (SPEC §4.6.3 step 4). Slots are kept when emptied, so that a key
 // seen again reuses its buffers; dead slots are swept when they outnumber the live ones.
@@ -446,12 +432,12 @@ private:
             if (e.sys != "sched") continue;
             if (e.name == "sched_wakeup" && !t->untraced && t->need_backup) {
                 wakeup_index_ = t->index;
-                wake_pid_.find(e, "pid");
-                wake_cpu_.find(e, "target_cpu");
-                common_pid_.find(e, "common_pid");
+                wake_pid_ = filter::RecordField::integer(e.fields, "pid");
+                wake_cpu_ = filter::RecordField::integer(e.fields, "target_cpu");
+                common_pid_ = filter::RecordField::integer(e.fields, "common_pid");
             } else if (e.name == "sched_switch" && e.filter.empty() && switch_index_ < 0) {
                 switch_index_ = t->index;
-                next_pid_.find(e, "next_pid");
+                next_pid_ = filter::RecordField::integer(e.fields, "next_pid");
             }
         }
         if (wakeup_index_ < 0) return;
@@ -461,10 +447,10 @@ private:
     }
 
     bool unnecessary_wakeup(const Sample& s) {
-        const int64_t pid = wake_pid_.read(s);
-        if (pid == common_pid_.read(s)) return true;
+        const int64_t pid = wake_pid_.read_or(s.raw, s.raw_size, -1);
+        if (pid == common_pid_.read_or(s.raw, s.raw_size, -1)) return true;
         if (switch_index_ < 0) return false;
-        const int64_t cpu = wake_cpu_.read(s);
+        const int64_t cpu = wake_cpu_.read_or(s.raw, s.raw_size, -1);
         return cpu >= 0 && size_t(cpu) < running_.size() && running_[size_t(cpu)] == pid && pid > 0;
     }
 
@@ -516,7 +502,7 @@ private:
     void process(const pairing::TraceEvent& te, const Sample& s, uint64_t key,
                  pairing::Timeline::Node* node) {
         if (s.event_index == switch_index_ && switch_index_ >= 0) {
-            const int64_t next = next_pid_.read(s);
+            const int64_t next = next_pid_.read_or(s.raw, s.raw_size, -1);
             if (s.cpu != UINT32_MAX) {
                 if (s.cpu >= running_.size()) running_.resize(s.cpu + 1, -1);
                 running_[s.cpu] = next;
@@ -626,7 +612,7 @@ private:
     // The wake-up trick.
     bool trick_ = false;
     int wakeup_index_ = -1, switch_index_ = -1;
-    IntField wake_pid_, wake_cpu_, common_pid_, next_pid_;
+    filter::RecordField wake_pid_, wake_cpu_, common_pid_, next_pid_;
     std::vector<int64_t> running_;  // per CPU: the task switched in last
     uint64_t unnecessary_ = 0;
 };

@@ -16,6 +16,7 @@
 #include "core/format.h"
 #include "core/parse.h"
 #include "core/time.h"
+#include "filter/record_field.h"
 #include "filter/task_filter.h"
 #include "output/event_line.h"
 #include "output/latency.h"
@@ -108,28 +109,15 @@ int row_of(uint64_t state) {
 // What a planned event stands for.
 enum class Role : uint8_t { Switch, SwitchPrev, SwitchNext, Wakeup, WakeupNew };
 
-struct Field {
-    uint32_t off = 0, size = 0;
-};
-
-Field field_of(tep_event* ev, const char* name) {
+// pids and prev_state (a long) are signed whatever the format says.
+filter::RecordField field_of(tep_event* ev, const char* name) {
     tep_format_field* f = tep_find_field(ev, name);
     if (!f) throw Error(std::string("sched:") + ev->name + " has no field " + name);
-    return {uint32_t(f->offset), uint32_t(f->size)};
+    return {uint32_t(f->offset), uint32_t(f->size), true, true};
 }
 
-// A signed integer field of 4 or 8 bytes (prev_state is a long).
-int64_t read_int(const Sample& s, Field f) {
-    if (s.raw_size < f.off + f.size) return -1;
-    const auto* p = static_cast<const uint8_t*>(s.raw) + f.off;
-    if (f.size == 8) {
-        int64_t v;
-        std::memcpy(&v, p, 8);
-        return v;
-    }
-    int32_t v;
-    std::memcpy(&v, p, 4);
-    return v;
+int64_t read_int(const Sample& s, const filter::RecordField& f) {
+    return f.read_or(s.raw, s.raw_size, -1);
 }
 
 struct Task {
@@ -568,7 +556,7 @@ private:
     std::string state_;        // the prev_state filter of -S/-D, "" without them
     uint64_t threshold_ = 0;
     std::vector<Role> roles_;
-    Field prev_pid_, prev_state_, next_pid_, wake_pid_;
+    filter::RecordField prev_pid_, prev_state_, next_pid_, wake_pid_;
     std::unordered_map<uint32_t, Task> tasks_;
     size_t prune_at_ = 4096;
     uint64_t ignore_until_ = 0;  // end of the last loss window

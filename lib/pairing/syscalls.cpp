@@ -10,45 +10,21 @@
 
 #include "core/format.h"
 #include "core/time.h"
+#include "filter/record_field.h"
 #include "filter/syscall_names.h"
 #include "pairing/model.h"
 
 namespace perfprof::pairing {
 namespace {
 
-filter::Field field(const TraceEvent& e, const char* name) {
-    for (const filter::Field& f : e.spec->fields)
-        if (f.name == name) return f;
-    throw Error(e.full() + ": the record has no field '" + name + "'");
+filter::RecordField field(const TraceEvent& e, const char* name) {
+    const filter::RecordField f = filter::RecordField::integer(e.spec->fields, name);
+    if (!f.ok) throw Error(e.full() + ": the record has no field '" + name + "'");
+    return f;
 }
 
-int64_t load(const Sample& s, const filter::Field& f) {
-    if (!s.raw || f.offset + f.size > s.raw_size) return 0;
-    const auto* p = static_cast<const uint8_t*>(s.raw) + f.offset;
-    switch (f.size) {
-        case 1: {
-            uint8_t v;
-            std::memcpy(&v, p, 1);
-            return f.is_signed ? int64_t(int8_t(v)) : int64_t(v);
-        }
-        case 2: {
-            uint16_t v;
-            std::memcpy(&v, p, 2);
-            return f.is_signed ? int64_t(int16_t(v)) : int64_t(v);
-        }
-        case 4: {
-            uint32_t v;
-            std::memcpy(&v, p, 4);
-            return f.is_signed ? int64_t(int32_t(v)) : int64_t(v);
-        }
-        case 8: {
-            int64_t v;
-            std::memcpy(&v, p, 8);
-            return v;
-        }
-        default:
-            return 0;
-    }
+int64_t load(const Sample& s, const filter::RecordField& f) {
+    return f.read_or(s.raw, s.raw_size, 0);
 }
 
 void pad_right(std::string& out, size_t from, size_t width) {
@@ -180,7 +156,7 @@ private:
     }
 
     Env& env_;
-    const filter::Field enter_pid_, enter_id_, exit_pid_, exit_id_, exit_ret_;  // located once
+    const filter::RecordField enter_pid_, enter_id_, exit_pid_, exit_id_, exit_ret_;  // located once
     std::unordered_map<uint64_t, Row> rows_;  // (tid or 0, id) → statistics
 };
 

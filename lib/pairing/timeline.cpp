@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/parse.h"
+#include "filter/record_field.h"
 #include "output/event_line.h"
 #include "perf-prof/error.h"
 #include "perf/sample_copy.h"
@@ -109,11 +110,7 @@ private:
     size_t head_ = 0, size_ = 0;
 };
 
-// A fixed-size integer field of a record.
-struct Loc {
-    uint32_t off = 0, size = 0;
-    bool is_signed = false, ok = false;
-};
+using Loc = filter::RecordField;
 
 enum class Kind : uint8_t { Other, Wakeup, Switch, Migrate };
 
@@ -127,14 +124,7 @@ struct EventFields {
 };
 
 Loc find_loc(const EventSpec& ev, std::string_view name, bool string = false) {
-    for (const filter::Field& f : ev.fields) {
-        if (f.name != name || f.is_dynamic) continue;
-        if (string ? !f.is_string
-                   : (f.is_array || (f.size != 1 && f.size != 2 && f.size != 4 && f.size != 8)))
-            continue;
-        return Loc{f.offset, f.size, f.is_signed, true};
-    }
-    return {};
+    return string ? Loc::string(ev.fields, name) : Loc::integer(ev.fields, name);
 }
 
 Loc first_loc(const EventSpec& ev, std::initializer_list<std::string_view> names) {
@@ -168,28 +158,7 @@ void resolve(const EventSpec& ev, EventFields& f) {
 }
 
 bool read_int(const perf::SampleCopy& c, const Loc& l, int64_t& v) {
-    if (!l.ok || c.raw.size() < size_t(l.off) + l.size) return false;
-    const uint8_t* p = c.raw.data() + l.off;
-    switch (l.size) {
-        case 1:
-            v = l.is_signed ? int64_t(int8_t(p[0])) : int64_t(p[0]);
-            return true;
-        case 2: {
-            uint16_t x;
-            std::memcpy(&x, p, 2);
-            v = l.is_signed ? int64_t(int16_t(x)) : int64_t(x);
-            return true;
-        }
-        case 4: {
-            uint32_t x;
-            std::memcpy(&x, p, 4);
-            v = l.is_signed ? int64_t(int32_t(x)) : int64_t(x);
-            return true;
-        }
-        default:
-            std::memcpy(&v, p, 8);
-            return true;
-    }
+    return l.read(c.raw.data(), c.raw.size(), v);
 }
 
 // One window walk: the pair's events and the task whose CPU is tracked.
