@@ -14,6 +14,7 @@
 
 #include "core/parse.h"
 #include "core/time.h"
+#include "event/planned_event.h"
 #include "event/resolve.h"
 #include "filter/record_field.h"
 #include "output/event_line.h"
@@ -106,35 +107,6 @@ std::shared_ptr<ProfilerOptions> make_options() {
     return std::make_shared<MultiTraceOptions>();
 }
 
-EventKind kind_of(event::Kind k) {
-    switch (k) {
-        case event::Kind::Kprobe:
-            return EventKind::Kprobe;
-        case event::Kind::Kretprobe:
-            return EventKind::Kretprobe;
-        case event::Kind::Uprobe:
-            return EventKind::Uprobe;
-        case event::Kind::Uretprobe:
-            return EventKind::Uretprobe;
-        default:
-            return EventKind::Tracepoint;
-    }
-}
-
-// An EXPR attribute compiled against the event's fields (SPEC §2.5, §2.7.7).
-std::unique_ptr<filter::Program> compile_attr(const event::Resolved& r, const char* attr,
-                                              const std::string& text,
-                                              const filter::CompileOptions& co = {}) {
-    if (text.empty()) return nullptr;
-    try {
-        return std::make_unique<filter::Program>(filter::compile(text, r.fields, co));
-    } catch (const filter::CompileError& e) {
-        std::fputs(e.diagnostics().c_str(), stdout);
-        std::fflush(stdout);
-        throw Error(r.item.sys + ":" + r.item.name + ": " + attr + "=" + text + ": " + e.what());
-    }
-}
-
 // A backed-up event1, by key (SPEC §4.6.3 step 4). Slots are kept when emptied, so that a key
 // seen again reuses its buffers; dead slots are swept when they outnumber the live ones.
 struct Backup {
@@ -197,14 +169,15 @@ public:
                 te->untraced = r.item.attrs.untraced;
                 te->stack = r.item.attrs.stack;
                 te->index = int(p.events.size());
-                te->key = compile_attr(r, "key", r.item.attrs.key);
-                if (!te->key) te->key = compile_attr(r, "key", own.key);  // -k: every event without key=
-                te->role = compile_attr(r, "role", r.item.attrs.role);
-                te->size = compile_attr(r, "size", r.item.attrs.size);
+                te->key = event::compile_attr(r, "key", r.item.attrs.key);
+                if (!te->key)
+                    te->key = event::compile_attr(r, "key", own.key);  // -k: every event without key=
+                te->role = event::compile_attr(r, "role", r.item.attrs.role);
+                te->size = event::compile_attr(r, "size", r.item.attrs.size);
                 if (!r.item.attrs.printkey.empty() && !printkey_) {
                     filter::CompileOptions co;
                     co.key_only = true;
-                    printkey_ = compile_attr(r, "printkey", r.item.attrs.printkey, co);
+                    printkey_ = event::compile_attr(r, "printkey", r.item.attrs.printkey, co);
                 }
                 if (!r.item.attrs.key.empty()) {
                     key_exprs = true;
@@ -212,30 +185,9 @@ public:
                 }
                 if (te->untraced) untraced = true;
 
-                EventSpec ev;
-                ev.sys = r.item.sys;
-                ev.name = r.item.name;
-                ev.kind = kind_of(r.item.kind);
-                ev.attr = r.attr;
-                ev.attr.sample_period = 1;
-                ev.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_CPU |
-                                      PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
-                ev.attr.read_format = PERF_FORMAT_ID;
-                ev.attr.pinned = 1;
-                if (te->stack) {
-                    // Kernel stacks by default (SPEC §4.6.11); --user-callchain adds the user half.
-                    ev.attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
-                    ev.attr.exclude_callchain_user = !user;
-                    ev.attr.exclude_callchain_kernel = !kernel;
-                    if (r.item.attrs.max_stack) ev.attr.sample_max_stack = uint16_t(r.item.attrs.max_stack);
-                    stacks = true;
-                }
-                ev.filter = r.item.filter;
-                ev.probe = r.probe;
-                ev.cpus = r.item.attrs.cpus;
-                ev.tp = r.tp;
-                ev.fields = r.fields;
-                p.events.push_back(std::move(ev));
+                // Kernel stacks by default (SPEC §4.6.11); --user-callchain adds the user half.
+                p.events.push_back(event::planned_event(r, te->stack, user, kernel));
+                stacks |= te->stack;
                 if (!te->untraced) traced.push_back(te.get());
                 by_index_.push_back(te.get());
                 env_.events.push_back(std::move(te));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/time.h"
+#include "event/planned_event.h"
 #include "event/resolve.h"
 #include "output/event_line.h"
 #include "perf-prof/error.h"
@@ -54,21 +55,6 @@ std::string joined_events(const Options& opt) {
     return list;
 }
 
-EventKind kind_of(event::Kind k) {
-    switch (k) {
-        case event::Kind::Kprobe:
-            return EventKind::Kprobe;
-        case event::Kind::Kretprobe:
-            return EventKind::Kretprobe;
-        case event::Kind::Uprobe:
-            return EventKind::Uprobe;
-        case event::Kind::Uretprobe:
-            return EventKind::Uretprobe;
-        default:
-            return EventKind::Tracepoint;
-    }
-}
-
 class TraceProfiler final : public Profiler {
 public:
     explicit TraceProfiler(Context& ctx) : ctx_(ctx) {}
@@ -86,42 +72,15 @@ public:
                 p.nested.push_back({r.item.sys, r.item.profiler_options, r.item.attrs.cpus});
                 continue;
             }
-            EventSpec ev;
-            ev.sys = r.item.sys;
-            ev.name = r.item.name;
-            ev.kind = kind_of(r.item.kind);
-            ev.attr = r.attr;
-            ev.attr.sample_period = 1;
-            ev.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_CPU |
-                                  PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
-            ev.attr.read_format = PERF_FORMAT_ID;
-            ev.attr.pinned = 1;
-            ev.attr.inherit = own.inherit;
             // Stacks: every event with -g, else those with stack/max-stack (SPEC §4.3); both
             // halves by default (SPEC §12).
-            if (opt.call_graph || r.item.attrs.stack) {
-                ev.attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
-                ev.attr.exclude_callchain_user = !opt.user_callchain.value_or(true);
-                ev.attr.exclude_callchain_kernel = !opt.kernel_callchain.value_or(true);
-                if (r.item.attrs.max_stack) ev.attr.sample_max_stack = uint16_t(r.item.attrs.max_stack);
-                stacks = true;
-            }
-            ev.filter = r.item.filter;
-            ev.probe = r.probe;
-            ev.cpus = r.item.attrs.cpus;
-            ev.tp = r.tp;
-            ev.fields = r.fields;
+            const bool stack = opt.call_graph || r.item.attrs.stack;
+            EventSpec ev = event::planned_event(r, stack, opt.user_callchain.value_or(true),
+                                                opt.kernel_callchain.value_or(true));
+            ev.attr.inherit = own.inherit;
+            stacks |= stack;
             // exec= is compiled once, against this event's fields (SPEC §2.5, §2.7.7).
-            std::unique_ptr<filter::Program> exec;
-            if (!r.item.attrs.exec.empty()) {
-                try {
-                    exec = std::make_unique<filter::Program>(filter::compile(r.item.attrs.exec, r.fields));
-                } catch (const filter::CompileError& e) {
-                    std::fputs(e.diagnostics().c_str(), stdout);
-                    std::fflush(stdout);
-                    throw Error(ev.sys + ":" + ev.name + ": exec=" + r.item.attrs.exec + ": " + e.what());
-                }
-            }
+            std::unique_ptr<filter::Program> exec = event::compile_attr(r, "exec", r.item.attrs.exec);
             exec_.push_back(std::move(exec));
             p.events.push_back(std::move(ev));
         }
