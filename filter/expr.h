@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "perf-prof/error.h"
+#include "perf-prof/sample.h"
 
 namespace perfprof::filter {
 
@@ -55,6 +56,18 @@ struct EvalContext {
     FILE* out = nullptr;  // printf() destination; null = stdout
     const EvalHooks* hooks = nullptr;
 };
+
+// The context of one sample's record: its bytes, CPU and process.
+inline EvalContext sample_context(const Sample& s, const EvalHooks* hooks, FILE* out = nullptr) {
+    EvalContext c;
+    c.data = s.raw;
+    c.size = s.raw_size;
+    c.cpu = int(s.cpu);
+    c.pid = int(s.pid);
+    c.out = out;
+    c.hooks = hooks;
+    return c;
+}
 
 struct CompileOptions {
     bool key_only = false;  // printkey=: the only variable is `key` (u64); fields are ignored

@@ -414,13 +414,7 @@ private:
 
     uint64_t key_of(const pairing::TraceEvent& te, const Sample& s) const {
         if (te.key) {
-            filter::EvalContext c;
-            c.data = s.raw;
-            c.size = s.raw_size;
-            c.cpu = int(s.cpu);
-            c.pid = int(s.pid);
-            c.hooks = ctx_.eval_hooks();
-            return uint64_t(te.key->eval(c));
+            return uint64_t(te.key->eval(filter::sample_context(s, ctx_.eval_hooks())));
         }
         // The instance: the CPU, or the attached thread (SPEC §4.6.2).
         if (!by_thread_) return s.cpu;
@@ -462,13 +456,7 @@ private:
         }
         int64_t role = 3;
         if (te.role) {
-            filter::EvalContext c;
-            c.data = s.raw;
-            c.size = s.raw_size;
-            c.cpu = int(s.cpu);
-            c.pid = int(s.pid);
-            c.hooks = ctx_.eval_hooks();
-            role = te.role->eval(c);
+            role = te.role->eval(filter::sample_context(s, ctx_.eval_hooks()));
         }
         // Inside a loss window neither half is trusted; at its start a sample may still end a
         // pair but is not kept (SPEC §4.6.12).

@@ -121,14 +121,7 @@ public:
         FILE* out = ctx_.out();
         std::fwrite(line_.data(), 1, line_.size(), out);
         if (size_t(s.event_index) < exec_.size() && exec_[size_t(s.event_index)]) {
-            filter::EvalContext c;
-            c.data = s.raw;
-            c.size = s.raw_size;
-            c.cpu = int(s.cpu);
-            c.pid = int(s.pid);
-            c.out = out;
-            c.hooks = ctx_.eval_hooks();
-            exec_[size_t(s.event_index)]->eval(c);
+            exec_[size_t(s.event_index)]->eval(filter::sample_context(s, ctx_.eval_hooks(), out));
         }
         // Counted into the flame graph or pprof under its process name (SPEC §4.3), else printed.
         if (s.callchain && printer_ &&

@@ -193,13 +193,7 @@ private:
 
     uint64_t size_of(const TraceEvent& e, const Sample& s) const {
         if (!e.size) return 0;
-        filter::EvalContext c;
-        c.data = s.raw;
-        c.size = s.raw_size;
-        c.cpu = s.cpu == UINT32_MAX ? -1 : int(s.cpu);
-        c.pid = int(s.pid);
-        c.hooks = env_.ctx.eval_hooks();
-        const filter::Value v = e.size->eval(c);
+        const filter::Value v = e.size->eval(filter::sample_context(s, env_.ctx.eval_hooks()));
         return v > 0 ? uint64_t(v) : 0;
     }
 

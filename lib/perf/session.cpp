@@ -460,13 +460,8 @@ void Session::deliver(Ring& r, const perf_event_header& h, uint64_t time) {
     s.instance = r.instance;
     if (d.perfeval) d.perfeval->count(s);
     if (const filter::Program* f = d.user_filters[size_t(e)].get()) {
-        filter::EvalContext c;
-        c.data = s.raw;
-        c.size = s.raw_size;
-        c.cpu = int(s.cpu);
-        c.pid = int(s.pid);
-        c.hooks = &hooks_;
-        if (f->eval(c) <= 0) return;  // dropped: does not count for -N (SPEC §2.6.2)
+        if (f->eval(filter::sample_context(s, &hooks_)) <= 0)
+            return;  // dropped: does not count for -N (SPEC §2.6.2)
     }
     if (d.parent) {
         // Forwarded to the parent, which asks us to print it (SPEC §2.8).
