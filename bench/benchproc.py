@@ -9,12 +9,14 @@ ending (root check, private perf-prof copy, the error report and exit status, th
 directory's removal).
 """
 
+import argparse
 import os
 import re
 import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -418,6 +420,22 @@ def measure_perf_sched(args, tmp, mode, posts, total):
     return rows
 
 
+def measure_sched_mode(args, tmp, mode, measure_profiler, posts, total):
+    """One storm mode of a scheduler bench: the load untraced, `measure_profiler(tag, load,
+    count)` with perf stat alongside and alone, perf sched record and its `posts` (unless
+    --no-perf), and the load untraced again (the baseline drifts on a shared machine: its speed
+    becomes the mean of both). Returns (untraced, rows)."""
+    untraced = measure_untraced(args, tmp, mode)
+    rows = [measure_profiler(f"perfprof-{mode}", lambda: run_load(args, mode), True),
+            measure_profiler(f"perfprof-{mode}-alone", lambda: run_load(args, mode), False)]
+    if not args.no_perf:
+        rows += measure_perf_sched(args, tmp, mode, posts, total)
+    after = run_load(args, mode)
+    untraced["before"], untraced["after"] = untraced["speed"], after
+    untraced["speed"] = (untraced["speed"] + after) / 2
+    return untraced, rows
+
+
 def measure_perfprof(args, tmp, tag, profiler, pp_args, load, rss_period=None, count=True, rss_hook=None):
     """`args.perf_prof PROFILER PP_ARGS...` on the whole machine while `load()` runs (it returns the
     load's round trips/s), stdout and stderr to TAG.out and TAG.err in `tmp`, with (`count`) perf
@@ -533,6 +551,46 @@ def private_perf_prof(perf_prof, tmp):
     copy = os.path.join(tmp, "perf-prof")
     shutil.copy2(perf_prof, copy)
     return copy
+
+
+def sched_bench_args(doc, rate_help, long_help, perf_help):
+    """The command line the scheduler benches share (task_state_bench, multi_trace_bench)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--perf-prof", default="./perf-prof")
+    ap.add_argument("--load", default="build/bench/pingpong")
+    ap.add_argument("--seconds", type=float, default=2.0, help="load duration of each run")
+    ap.add_argument("--rate", type=int, default=300000, help=rate_help)
+    ap.add_argument("--modes", default="same,diff")
+    ap.add_argument("--via", default="futex", choices=["futex", "pipe"], help="the load's hand-off")
+    ap.add_argument("--long", type=float, default=0, metavar="SECONDS", help=long_help)
+    ap.add_argument("--no-perf", action="store_true", help=perf_help)
+    ap.add_argument("--no-rate", action="store_true", help="skip the rate test")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    args = ap.parse_args()
+    if args.seconds <= 0 or args.rate <= 0 or args.long < 0:
+        ap.error("--seconds and --rate must be positive, --long >= 0")
+    return args
+
+
+def sched_bench_start(args, name, what, perf_what):
+    """The checks and the heading of a scheduler bench: returns its temporary directory (with
+    args.perf_prof pointing at a private copy there), or an exit status when it cannot run."""
+    if not may_profile_system():
+        print("bench: skipped: system-wide tracing needs root or kernel.perf_event_paranoid=-1")
+        return 0
+    if tools_missing(args.perf_prof, args.load):
+        return 1
+    if not shutil.which("perf"):
+        print("bench: perf not found (it counts the events with perf stat and runs perf sched)", file=sys.stderr)
+        return 1
+    tmp = tempfile.mkdtemp(prefix=f"perfprof-{name}-bench-")
+    shown_perf_prof = args.perf_prof
+    args.perf_prof = private_perf_prof(args.perf_prof, tmp)
+    print(f"bench: {ncpus()} CPUs, {args.seconds:g} s per load run, perf-prof {shown_perf_prof} (a private copy) "
+          f"{what} on the whole machine, default options{'' if args.no_perf else '; ' + perf_what}")
+    print(f"bench: the machine is profiled as a whole: other activity adds events and noise; "
+          f"load average {os.getloadavg()[0]:.2f}")
+    return tmp
 
 
 def run_bench(measure, tmp, keep, errors):

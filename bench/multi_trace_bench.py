@@ -47,10 +47,7 @@ writes more event types than the three), peak RSS (ru_maxrss). Then:
                load of --rate/2 events/s, its VmRSS sampled every 10 s (first, max, last under
                the load; one sample before it), the backed-up wake-ups' slots likewise (SIGUSR1),
                CPU per event, the tables printed every 10 s counted and the pairs over the
-               threshold summed. Without --detail in the
-               binary (it exits with "--detail not implemented yet"), the long run goes on with
-               --than 1s alone and says so. The target length is 600 s (--long 600); the measured
-               run in the commit that added this bench was 120 s (the machine is shared).
+               threshold summed. The target length is 600 s (--long 600).
 
 Targets (reported, not asserted): no loss at 300k events/s with default options, <= 0.5 us of
 CPU per event all included without --detail (perf record alone spends about 0.35 us per event
@@ -61,19 +58,15 @@ The whole machine is profiled: keep runs short (--seconds). Needs root (or perf_
   /usr/bin/python3 bench/multi_trace_bench.py --perf-prof ./perf-prof --load build/bench/pingpong
 """
 
-import argparse
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
-from benchproc import (SCHED_EVENTS, CountedLoad, may_profile_system, measure_perf_sched, measure_perfprof,
-                       measure_untraced, ncpus, paced_load, per_us, print_problems, print_sched_table,
-                       private_perf_prof, run_bench, run_load, tools_missing)
+from benchproc import (SCHED_EVENTS, CountedLoad, measure_perfprof, measure_sched_mode, paced_load, per_us,
+                       print_problems, print_sched_table, run_bench, sched_bench_args, sched_bench_start)
 
 RUNQ = ["-e", "sched:sched_wakeup,sched:sched_wakeup_new", "-e", "sched:sched_switch//key=next_pid/",
         "-k", "pid", "--order"]  # run-queue latency
@@ -140,22 +133,13 @@ def measure_rate(args, tmp, untraced_same):
 
 
 def measure_long(args, tmp):
-    """--long: with --detail (when the binary has it) and --than 1s, -i 10000, VmRSS and SIGUSR1
-    every 10 s, under a paced load of --rate/2 sched events/s."""
+    """--long: with --detail and --than 1s, -i 10000, VmRSS and SIGUSR1 every 10 s, under a paced
+    load of --rate/2 sched events/s."""
     per_trip = events_per_trip(args, tmp, args.rate / 2)
     trips, cpus, run = paced_load(args, args.rate / 2, seconds=args.long, per_trip=per_trip)
     interval = ["-i", str(int(RSS_PERIOD * 1000))]
-    detail = DETAIL
-    try:
-        r = measure_multi_trace(args, tmp, "long-perfprof", run, DETAIL + THAN + interval, period=RSS_PERIOD)
-    except RuntimeError as e:
-        # It fails before opening its events, so the load has not run: run it again without.
-        if "--detail not implemented" not in str(e):
-            raise
-        detail = []
-        r = measure_multi_trace(args, tmp, "long-perfprof", run, THAN + interval, period=RSS_PERIOD)
-    r.update(cpus=cpus, target=args.rate / 2, options=" ".join(detail + THAN + interval),
-             no_detail=not detail)
+    r = measure_multi_trace(args, tmp, "long-perfprof", run, DETAIL + THAN + interval, period=RSS_PERIOD)
+    r.update(cpus=cpus, target=args.rate / 2, options=" ".join(DETAIL + THAN + interval))
     return r
 
 
@@ -194,58 +178,25 @@ def fmt_opt(v):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--perf-prof", default="./perf-prof")
-    ap.add_argument("--load", default="build/bench/pingpong")
-    ap.add_argument("--seconds", type=float, default=2.0, help="load duration of each run")
-    ap.add_argument("--rate", type=int, default=300000, help="sched events/s of the rate test (the long run: half)")
-    ap.add_argument("--modes", default="same,diff")
-    ap.add_argument("--via", default="futex", choices=["futex", "pipe"], help="the load's hand-off")
-    ap.add_argument("--long", type=float, default=0, metavar="SECONDS",
-                    help="also a long run with --detail --than 1s -i 10000 for RSS (target 600; default 0: skipped)")
-    ap.add_argument("--no-perf", action="store_true", help="skip perf sched record / latency")
-    ap.add_argument("--no-rate", action="store_true", help="skip the rate test")
-    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
-    args = ap.parse_args()
-    if args.seconds <= 0 or args.rate <= 0 or args.long < 0:
-        ap.error("--seconds and --rate must be positive, --long >= 0")
-
-    if not may_profile_system():
-        print("bench: skipped: system-wide tracing needs root or kernel.perf_event_paranoid=-1")
-        return 0
-    if tools_missing(args.perf_prof, args.load):
-        return 1
-    if not shutil.which("perf"):
-        print("bench: perf not found (it counts the events with perf stat and runs perf sched)", file=sys.stderr)
-        return 1
-
-    tmp = tempfile.mkdtemp(prefix="perfprof-multi-trace-bench-")
-    shown_perf_prof = args.perf_prof
-    args.perf_prof = private_perf_prof(args.perf_prof, tmp)
+    args = sched_bench_args(__doc__, "sched events/s of the rate test (the long run: half)",
+                            "also a long run with --detail --than 1s -i 10000 for RSS (target 600; default 0: "
+                            "skipped)", "skip perf sched record / latency")
+    tmp = sched_bench_start(args, "multi-trace", f"multi-trace {' '.join(RUNQ)}",
+                            "perf sched record -a + perf sched latency")
+    if isinstance(tmp, int):
+        return tmp
     t_start = time.monotonic()
-    print(f"bench: {ncpus()} CPUs, {args.seconds:g} s per load run, perf-prof {shown_perf_prof} (a private copy) "
-          f"multi-trace {' '.join(RUNQ)} on the whole machine, default options"
-          f"{'' if args.no_perf else '; perf sched record -a + perf sched latency'}")
-    print(f"bench: the machine is profiled as a whole: other activity adds events and noise; "
-          f"load average {os.getloadavg()[0]:.2f}")
 
     def measure():
         untraced_same = None
         summary = {}
         modes = [m for m in args.modes.split(",") if m]
         for mode in modes:
-            untraced = measure_untraced(args, tmp, mode)
+            untraced, rows = measure_sched_mode(
+                args, tmp, mode, lambda tag, load, count: measure_multi_trace(args, tmp, tag, load, count=count),
+                PERF_POSTS, "perf sched rec+lat")
             if mode == "same":
-                untraced_same = untraced["speed"]
-            rows = [measure_multi_trace(args, tmp, f"perfprof-{mode}", lambda: run_load(args, mode)),
-                    measure_multi_trace(args, tmp, f"perfprof-{mode}-alone", lambda: run_load(args, mode),
-                                        count=False)]
-            if not args.no_perf:
-                rows += measure_perf_sched(args, tmp, mode, PERF_POSTS, "perf sched rec+lat")
-            # Untraced again: on a shared machine the baseline drifts; compare with the mean.
-            after = run_load(args, mode)
-            untraced["before"], untraced["after"] = untraced["speed"], after
-            untraced["speed"] = (untraced["speed"] + after) / 2
+                untraced_same = untraced["before"]
             print_sched_table(args, mode, untraced, rows, "multi-trace")
             for r in rows[:2]:
                 print_stats(r)
@@ -278,9 +229,6 @@ def main():
             print(f"\n== long: {args.long:g} s of perf-prof multi-trace (run-queue latency) {r['options']} under a "
                   f"paced same-CPU load on CPU {' and CPU '.join(map(str, r['cpus']))}, target {r['target']:,.0f} "
                   f"sched events/s ({r['speed']:,.0f} round trips/s by the load)")
-            if r["no_detail"]:
-                print(f"   without --detail: this perf-prof exits with \"--detail not implemented yet\" given "
-                      f"{' '.join(DETAIL)}")
             print(f"   VmRSS every {RSS_PERIOD:g} s under the load: first {mbs[0]:.1f} MB, max {max(mbs):.1f} MB, "
                   f"last {mbs[-1]:.1f} MB ({len(mbs)} samples; {r['rss_series'][0][1]:.1f} MB before the load); "
                   f"peak RSS {r['rss_mb']:.1f} MB; backup slots (SIGUSR1): first {slots[0]:,}, max {max(slots):,}, "
@@ -321,7 +269,7 @@ def print_targets(args, summary):
         mbs = loaded_rss(long)
         grew = mbs[-1] - mbs[0]
         print(f"  RSS flat over {args.long:g} s (target: 600 s) with "
-              f"{'--than 1s alone (no --detail in this binary)' if long['no_detail'] else '--detail and --than 1s'}: "
+              f"--detail and --than 1s: "
               f"first {mbs[0]:.1f} MB, max {max(mbs):.1f} MB, last {mbs[-1]:.1f} MB ({grew:+.1f} MB; "
               f"{long['over']:,} pairs over the threshold)")
     else:

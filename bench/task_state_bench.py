@@ -56,18 +56,14 @@ The whole machine is profiled: keep runs short (--seconds). Needs root (or perf_
   /usr/bin/python3 bench/task_state_bench.py --perf-prof ./perf-prof --load build/bench/pingpong
 """
 
-import argparse
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 
-from benchproc import (CountedLoad, may_profile_system, measure_perf_sched, measure_perfprof, measure_untraced,
-                       ncpus, paced_load, per_us, print_problems, print_sched_table, private_perf_prof, run_bench,
-                       run_load, tools_missing)
+from benchproc import (CountedLoad, measure_perfprof, measure_sched_mode, paced_load, per_us, print_problems,
+                       print_sched_table, run_bench, sched_bench_args, sched_bench_start)
 
 # perf's post-processing of its recording: what gives task-state's answer (latency per task, time
 # per state).
@@ -124,56 +120,24 @@ def print_columns():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--perf-prof", default="./perf-prof")
-    ap.add_argument("--load", default="build/bench/pingpong")
-    ap.add_argument("--seconds", type=float, default=2.0, help="load duration of each run")
-    ap.add_argument("--rate", type=int, default=300000, help="switches/s of the rate test (the long run: half)")
-    ap.add_argument("--modes", default="same,diff")
-    ap.add_argument("--via", default="futex", choices=["futex", "pipe"], help="the load's hand-off")
-    ap.add_argument("--long", type=float, default=0, metavar="SECONDS",
-                    help="also a long run of task-state -i 10000 for RSS (e.g. 600; default 0: skipped)")
-    ap.add_argument("--no-perf", action="store_true", help="skip perf sched record / latency / timehist")
-    ap.add_argument("--no-rate", action="store_true", help="skip the rate test")
-    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
-    args = ap.parse_args()
-    if args.seconds <= 0 or args.rate <= 0 or args.long < 0:
-        ap.error("--seconds and --rate must be positive, --long >= 0")
-
-    if not may_profile_system():
-        print("bench: skipped: system-wide tracing needs root or kernel.perf_event_paranoid=-1")
-        return 0
-    if tools_missing(args.perf_prof, args.load):
-        return 1
-    if not shutil.which("perf"):
-        print("bench: perf not found (it counts the events with perf stat and runs perf sched)", file=sys.stderr)
-        return 1
-
-    tmp = tempfile.mkdtemp(prefix="perfprof-task-state-bench-")
-    shown_perf_prof = args.perf_prof
-    args.perf_prof = private_perf_prof(args.perf_prof, tmp)
+    args = sched_bench_args(__doc__, "switches/s of the rate test (the long run: half)",
+                            "also a long run of task-state -i 10000 for RSS (e.g. 600; default 0: skipped)",
+                            "skip perf sched record / latency / timehist")
+    tmp = sched_bench_start(args, "task-state", "task-state",
+                            "perf sched record -a + perf sched latency / timehist -s")
+    if isinstance(tmp, int):
+        return tmp
     t_start = time.monotonic()
-    print(f"bench: {ncpus()} CPUs, {args.seconds:g} s per load run, perf-prof {shown_perf_prof} (a private copy) "
-          f"task-state on the whole machine, default options"
-          f"{'' if args.no_perf else '; perf sched record -a + perf sched latency / timehist -s'}")
-    print(f"bench: the machine is profiled as a whole: other activity adds events and noise; "
-          f"load average {os.getloadavg()[0]:.2f}")
 
     def measure():
         untraced_same = None
         modes = [m for m in args.modes.split(",") if m]
         for mode in modes:
-            untraced = measure_untraced(args, tmp, mode)
+            untraced, rows = measure_sched_mode(
+                args, tmp, mode, lambda tag, load, count: measure_task_state(args, tmp, tag, load, count=count),
+                PERF_POSTS, "perf sched rec+lat+timehist")
             if mode == "same":
-                untraced_same = untraced["speed"]
-            rows = [measure_task_state(args, tmp, f"perfprof-{mode}", lambda: run_load(args, mode)),
-                    measure_task_state(args, tmp, f"perfprof-{mode}-alone", lambda: run_load(args, mode), count=False)]
-            if not args.no_perf:
-                rows += measure_perf_sched(args, tmp, mode, PERF_POSTS, "perf sched rec+lat+timehist")
-            # Untraced again: on a shared machine the baseline drifts; compare with the mean.
-            after = run_load(args, mode)
-            untraced["before"], untraced["after"] = untraced["speed"], after
-            untraced["speed"] = (untraced["speed"] + after) / 2
+                untraced_same = untraced["before"]
             print_sched_table(args, mode, untraced, rows, "task-state")
             sys.stdout.flush()
 
