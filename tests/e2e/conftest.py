@@ -17,6 +17,7 @@ import datetime
 import os
 import platform
 import re
+import shutil
 import subprocess
 import threading
 import time
@@ -423,7 +424,22 @@ def mountpoints(fstype=None):
     return res
 
 
-__all__ = ["run", "Bg", "require_root", "skip_or_fail", "parse_signal_line", "parse_signal_lines",
+def perf_stat_count(event, argv, filt=None):
+    """The count of `event` (with the kernel filter `filt`) for argv under `perf stat` (the
+    reference peer), None without perf."""
+    perf = shutil.which("perf") or "/usr/bin/perf"
+    if not os.path.exists(perf):
+        return None
+    p = subprocess.run([perf, "stat", "-x,", "-e", event] + (["--filter", filt] if filt else []) + ["--"] + argv,
+                       capture_output=True, text=True, timeout=60)
+    for line in p.stderr.splitlines():
+        f = line.split(",")
+        if len(f) > 2 and f[2] == event and f[0].isdigit():
+            return int(f[0])
+    return None
+
+
+__all__ = ["run", "Bg", "perf_stat_count", "require_root", "skip_or_fail", "parse_signal_line", "parse_signal_lines",
            "signal_events_in", "check_wall_clock", "assert_not_crashed", "ENABLED_RE",
            "USAGE_SELF_RE", "WALL_RE", "mountpoints", "signal_process", "perf_event_cgroup_mount"]
 

@@ -9,12 +9,13 @@ least each, one of them the pause."""
 import os
 import re
 import signal
+import subprocess
 import time
 import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import WALL_RE, Bg, assert_not_crashed, run
+from conftest import WALL_RE, Bg, assert_not_crashed
 
 ENTER = "syscalls:sys_enter_clock_nanosleep"
 EXIT = "syscalls:sys_exit_clock_nanosleep"
@@ -213,7 +214,7 @@ def test_run_queue_latency_agrees_with_task_state(pp, needs_root, workload):
     latency from multi-trace (sched_wakeup -> sched_switch keyed by pid / next_pid) and the RD
     delays task-state reports for it, measured in the same run, agree."""
     hog = Bg([*CPU0, workload("spin"), "20000"])
-    sleeper = Bg([*CPU0, workload("sleeper"), "300", "2", "0", "go"], stdin=__import__("subprocess").PIPE)
+    sleeper = Bg([*CPU0, workload("sleeper"), "300", "2", "0", "go"], stdin=subprocess.PIPE)
     try:
         sleeper.wait_line("ready")
         pid = sleeper.pid

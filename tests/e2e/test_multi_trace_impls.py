@@ -7,16 +7,13 @@ Workloads (tests/workloads/syscalls.c): `syscalls mixed N M` makes N getpid() th
 close(); `syscalls nanosleep N` sleeps N times 1 ms, prints "last sleep" and sleeps a minute;
 `syscalls pipes N` creates and closes N pipes."""
 
-import os
 import re
-import shutil
 import signal
-import subprocess
 import time
 
 import pytest
 
-from conftest import WALL_RE, assert_not_crashed
+from conftest import WALL_RE, assert_not_crashed, perf_stat_count
 
 SYSCALLS = ["-e", "raw_syscalls:sys_enter", "-e", "raw_syscalls:sys_exit", "--impl", "syscalls"]
 
@@ -31,22 +28,6 @@ EVENT_RE = re.compile(
     r"^" + WALL_RE + r" [ G] .{16} +\d+ [.Ddb][.BNLbnpl][.ZzHhs][.0-9a-f][0-9a-f]? "
     r"\[(?:\d{3}|---)\] \d+\.\d{6}: (?P<event>[^ :]+:[^ :]+): .*$")
 KSTACK_RE = re.compile(r"^    [0-9a-f]{16} \S+\+0x[0-9a-f]+ \(\[kernel\.kallsyms\]\)$")
-
-
-def perf_stat_count(event, argv, filt=None):
-    """The count of `event` (with the kernel filter `filt`) for argv under `perf stat` (the
-    reference peer), None without perf."""
-    perf = shutil.which("perf") or "/usr/bin/perf"
-    if not os.path.exists(perf):
-        return None
-    p = subprocess.run([perf, "stat", "-x,", "-e", event] + (["--filter", filt] if filt else []) + ["--"] + argv,
-                       capture_output=True,
-                       text=True, timeout=60)
-    for line in p.stderr.splitlines():
-        f = line.split(",")
-        if len(f) > 2 and f[2] == event and f[0].isdigit():
-            return int(f[0])
-    return None
 
 
 def ok(pp, args, timeout=60):

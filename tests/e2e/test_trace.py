@@ -9,14 +9,13 @@ pp_target() N times and pp_other() N/2 times; `sigself N` sends itself N signals
 
 import os
 import re
-import shutil
 import signal
 import subprocess
 import time
 
 import pytest
 
-from conftest import WALL_RE, assert_not_crashed
+from conftest import WALL_RE, assert_not_crashed, perf_stat_count
 
 # {WALL} {M} {comm:>16} {pid:>6} {LAT} [{cpu:03}] {sec}.{usec:06}: {sys}:{name}: {INFO}
 TRACE_RE = re.compile(
@@ -66,20 +65,6 @@ def ok(pp, args, timeout=60):
     assert rc == 0, "rc=%d\n%s\n%s" % (rc, out[-2000:], err)
     assert err == "", "a normal run writes nothing on stderr:\n" + err
     return out
-
-
-def perf_stat_count(event, argv):
-    """The count of `event` for argv under `perf stat` (the reference peer)."""
-    perf = shutil.which("perf") or "/usr/bin/perf"
-    if not os.path.exists(perf):
-        return None
-    p = subprocess.run([perf, "stat", "-x,", "-e", event, "--"] + argv, capture_output=True,
-                       text=True, timeout=60)
-    for line in p.stderr.splitlines():
-        f = line.split(",")
-        if len(f) > 2 and f[2] == event and f[0].isdigit():
-            return int(f[0])
-    return None
 
 
 # --------------------------------------------------------------------------- exact counts
