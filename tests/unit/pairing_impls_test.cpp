@@ -14,46 +14,17 @@
 #include <string>
 #include <vector>
 
+#include "fake_context.h"
 #include "pairing/model.h"
 #include "perf-prof/options.h"
 
 namespace perfprof::pairing {
 namespace {
 
-class FakeContext final : public Context {
+// WALL is "WALL"; thread 7 is "seven", the others unknown.
+class FakeContext final : public unit::FakeContext {
 public:
-    FakeContext() { f_ = open_memstream(&buf_, &len_); }
-    ~FakeContext() override {
-        std::fclose(f_);
-        std::free(buf_);
-    }
-    const Options& options() const override { return opt_; }
-    tep::Tep& tep() override { throw std::logic_error("no tracefs in unit tests"); }
-    std::string_view comm(uint32_t tid) override { return tid == 7 ? "seven" : "<...>"; }
-    void wall(uint64_t, std::string& out) override { out += "WALL"; }
-    FILE* out() override { return f_; }
-    const filter::EvalHooks* eval_hooks() override { return nullptr; }
-    const std::vector<int>& threads() const override { return threads_; }
-    int cpu_count() const override { return 1; }
-    bool forwarding() const override { return false; }
-    bool tsc_time() const override { return false; }
-
-    // What was written since the last call.
-    std::string take() {
-        std::fflush(f_);
-        std::string s(buf_, len_);
-        std::string r = s.substr(taken_);
-        taken_ = s.size();
-        return r;
-    }
-
-private:
-    Options opt_;
-    std::vector<int> threads_;
-    FILE* f_ = nullptr;
-    char* buf_ = nullptr;
-    size_t len_ = 0;
-    size_t taken_ = 0;
+    FakeContext() : unit::FakeContext("WALL", 1, [](uint32_t tid) { return tid == 7 ? "seven" : "<...>"; }) {}
 };
 
 // Prints "EVENT {time}" for the samples marked as its own.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "event/resolve.h"
+#include "fake_context.h"
 #include "perf-prof/error.h"
 #include "tep/tep.h"
 
@@ -26,43 +27,10 @@ namespace {
 
 constexpr const char kWall[] = "2025-01-01 00:00:00.000000";  // 26 characters
 
-class FakeContext : public Context {
+// Thread N is "taskN".
+class FakeContext final : public unit::FakeContext {
 public:
-    FakeContext() : out_(std::tmpfile()) {}
-    ~FakeContext() override { std::fclose(out_); }
-    const Options& options() const override { return opt_; }
-    tep::Tep& tep() override { return tep_; }
-    std::string_view comm(uint32_t tid) override {
-        auto it = comms_.try_emplace(tid, "task" + std::to_string(tid)).first;
-        return it->second;
-    }
-    void wall(uint64_t, std::string& out) override { out += kWall; }
-    FILE* out() override { return out_; }
-    const filter::EvalHooks* eval_hooks() override { return nullptr; }
-    const std::vector<int>& threads() const override { return threads_; }
-    int cpu_count() const override { return 4; }
-    bool forwarding() const override { return false; }
-    bool tsc_time() const override { return false; }
-
-    // Everything printed so far; the file is emptied.
-    std::string take() {
-        std::fflush(out_);
-        std::string s;
-        std::rewind(out_);
-        char buf[4096];
-        size_t n;
-        while ((n = std::fread(buf, 1, sizeof(buf), out_)) > 0) s.append(buf, n);
-        std::fclose(out_);
-        out_ = std::tmpfile();
-        return s;
-    }
-
-private:
-    Options opt_;
-    tep::Tep tep_;
-    std::vector<int> threads_;
-    std::map<uint32_t, std::string> comms_;
-    FILE* out_;
+    FakeContext() : unit::FakeContext(kWall, 4, [](uint32_t tid) { return "task" + std::to_string(tid); }) {}
 };
 
 const char kCommon[] =
