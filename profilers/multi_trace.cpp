@@ -152,11 +152,11 @@ public:
                 auto te = std::make_unique<pairing::TraceEvent>();
                 te->alias = r.item.attrs.alias;
                 te->trigger = r.item.attrs.trigger;
+                te->position = -1;  // untraced: no position; the traced get theirs below
                 if (r.item.kind == event::Kind::Profiler) {
                     // Forwarded events of another profiler: context for --detail only (SPEC §4.6.11).
                     te->sys = r.item.sys;
                     te->untraced = true;
-                    te->position = -1;
                     p.nested.push_back({r.item.sys, r.item.profiler_options, r.item.attrs.cpus});
                     nested_.push_back(te.get());
                     untraced = true;
@@ -200,9 +200,6 @@ public:
             for (pairing::TraceEvent* t : traced) t->position = pos;
             positions.push_back(std::move(traced));
         }
-        // Untraced events of a position keep its number.
-        for (auto& te : env_.events)
-            if (te->untraced && te->index >= 0) te->position = -1;
         if (positions.size() < (cycle_ ? 1u : 2u))
             throw Error::usage(std::string("multi-trace needs at least ") +
                                (cycle_ ? "1 -e list" : "2 -e lists") + " of events to pair, got " +

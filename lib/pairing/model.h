@@ -25,7 +25,7 @@ class Timeline;
 // One event of the -e lists.
 struct TraceEvent {
     int index = -1;     // its planned event (Sample::event_index); -1 for a nested profiler
-    int position = 0;   // which -e, from 0
+    int position = 0;   // which position (a -e with traced events), from 0; -1 when untraced
     std::string sys;    // "sched"; a nested profiler's name
     std::string name;   // "sched_wakeup"; "" for a nested profiler
     std::string alias;  // alias=
