@@ -1,9 +1,12 @@
-// Allocation-free number formatting for the per-event output paths (snprintf costs more than
-// the rest of a trace line together).
+// Formatting into a std::string: allocation-free numbers for the per-event output paths
+// (snprintf costs more than the rest of a trace line together), and the aligned cells of the
+// statistics tables.
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
+#include <string_view>
 
 namespace perfprof::core {
 
@@ -17,6 +20,24 @@ inline void append_uint(std::string& out, uint64_t v, int width = 0, char pad = 
     } while (v);
     for (int i = n; i < width; i++) out += pad;
     while (n) out += buf[--n];
+}
+
+// Appends `text` right-aligned (append_right) or left-aligned (append_left) in `width`
+// characters; a longer text is not cut.
+inline void append_right(std::string& out, std::string_view text, size_t width) {
+    if (text.size() < width) out.append(width - text.size(), ' ');
+    out += text;
+}
+inline void append_left(std::string& out, std::string_view text, size_t width) {
+    out += text;
+    if (text.size() < width) out.append(width - text.size(), ' ');
+}
+
+// Appends v with 3 decimals, right-aligned in `width` characters (printf's "%*.3f").
+inline void append_fixed3(std::string& out, double v, int width) {
+    char buf[64];
+    const int n = std::snprintf(buf, sizeof(buf), "%*.3f", width, v);
+    if (n > 0) out.append(buf, size_t(n) < sizeof(buf) ? size_t(n) : sizeof(buf) - 1);
 }
 
 }  // namespace perfprof::core

@@ -21,22 +21,6 @@ namespace perfprof::pairing {
 
 namespace {
 
-void append_right(std::string& line, std::string_view s, size_t width) {
-    if (s.size() < width) line.append(width - s.size(), ' ');
-    line += s;
-}
-
-void append_left(std::string& line, std::string_view s, size_t width) {
-    line += s;
-    if (s.size() < width) line.append(width - s.size(), ' ');
-}
-
-void append_fixed3(std::string& line, double v, int width) {
-    char buf[48];
-    std::snprintf(buf, sizeof(buf), "%*.3f", width, v);
-    line += buf;
-}
-
 class Delay final : public Impl {
 public:
     explicit Delay(Env& env) : env_(env), rows_(env.pairs.size()), hists_(env.pairs.size()) {
@@ -120,12 +104,12 @@ private:
         core::append_wall(core::realtime_now_ns(), out);
         out += " \n";
         out += env_.key_header();
-        append_right(out, "start", l1_);
+        core::append_right(out, "start", l1_);
         out += " => ";
-        append_left(out, "end", l2_);
-        append_right(out, "calls", 9);
+        core::append_left(out, "end", l2_);
+        core::append_right(out, "calls", 9);
         for (const char* col : {"total", "min", "p50", "p95", "p99", "max"})
-            append_right(out, std::string(col) + "(" + unit + ")", col[0] == 't' ? 17 : 13);
+            core::append_right(out, std::string(col) + "(" + unit + ")", col[0] == 't' ? 17 : 13);
         if (env_.than) out += "    than(reqs)";
         out += '\n';
         out += env_.key_dashes();
@@ -142,21 +126,21 @@ private:
                 env_.append_key(l.key, out);
                 out += ' ';
                 if (env_.comm_column) {
-                    append_left(out, env_.ctx.comm(uint32_t(l.key)).substr(0, 16), 16);
+                    core::append_left(out, env_.ctx.comm(uint32_t(l.key)).substr(0, 16), 16);
                     out += ' ';
                 }
             }
-            append_right(out, p.ev1->display(), l1_);
+            core::append_right(out, p.ev1->display(), l1_);
             out += " => ";
-            append_left(out, p.ev2->display(), l2_);
+            core::append_left(out, p.ev2->display(), l2_);
             out += ' ';
             core::append_uint(out, d.calls, 8);
             out += ' ';
-            append_fixed3(out, double(d.total) / 1000.0, 16);
+            core::append_fixed3(out, env_.in_units(d.total), 16);
             for (double v : {double(d.min), d.sketch.quantile(0.5), d.sketch.quantile(0.95),
                              d.sketch.quantile(0.99), double(d.max)}) {
                 out += ' ';
-                append_fixed3(out, v / 1000.0, 12);
+                core::append_fixed3(out, v / 1000.0, 12);
             }
             if (env_.than) env_.append_than(d.over, d.calls, out);
             out += '\n';

@@ -32,18 +32,6 @@ void pad_right(std::string& out, size_t from, size_t width) {
     if (len < width) out.append(width - len, ' ');
 }
 
-void append_col(std::string& out, const char* text, int width) {
-    const size_t n = std::strlen(text);
-    if (n < size_t(width)) out.append(size_t(width) - n, ' ');
-    out += text;
-}
-
-void append_fixed(std::string& out, double v, int width) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, " %*.3f", width, v);
-    out += buf;
-}
-
 class Syscalls final : public Impl {
 public:
     explicit Syscalls(Env& env)
@@ -108,12 +96,12 @@ private:
         const std::string u = env_.unit();
         if (env_.perins) out += "thread comm             ";
         out += "syscalls            ";
-        append_col(out, "calls", 9);
-        append_col(out, ("total(" + u + ")").c_str(), 17);
-        append_col(out, ("min(" + u + ")").c_str(), 13);
-        append_col(out, ("avg(" + u + ")").c_str(), 13);
-        append_col(out, ("max(" + u + ")").c_str(), 13);
-        append_col(out, "err", 7);
+        core::append_right(out, "calls", 9);
+        core::append_right(out, "total(" + u + ")", 17);
+        core::append_right(out, "min(" + u + ")", 13);
+        core::append_right(out, "avg(" + u + ")", 13);
+        core::append_right(out, "max(" + u + ")", 13);
+        core::append_right(out, "err", 7);
         if (env_.than) out += "   than(reqs)";
         out += '\n';
         if (env_.perins) out += "------ ---------------- ";
@@ -145,10 +133,14 @@ private:
         pad_right(out, at, 20);
         out += ' ';
         core::append_uint(out, r.calls, 8);
-        append_fixed(out, env_.in_units(r.total), 16);
-        append_fixed(out, env_.in_units(r.min), 12);
-        append_fixed(out, env_.in_units(r.total) / double(r.calls), 12);
-        append_fixed(out, env_.in_units(r.max), 12);
+        out += ' ';
+        core::append_fixed3(out, env_.in_units(r.total), 16);
+        out += ' ';
+        core::append_fixed3(out, env_.in_units(r.min), 12);
+        out += ' ';
+        core::append_fixed3(out, env_.in_units(r.total) / double(r.calls), 12);
+        out += ' ';
+        core::append_fixed3(out, env_.in_units(r.max), 12);
         out += ' ';
         core::append_uint(out, r.err, 6);
         if (env_.than) env_.append_than(r.than, r.calls, out);
