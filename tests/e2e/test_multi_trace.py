@@ -340,3 +340,14 @@ def test_help_word_templates(pp, needs_root):
         'perf-prof multi-trace -e "sched:sched_wakeup/./key=./[role=./][untraced/][trigger/][alias=./]" '
         '-e "sched:sched_switch/./key=./[role=./][untraced/][trigger/][alias=./]" --order --impl pair '
         '[-k .] [--perins] [--than .] [--detail] [-C .] [-p .] [-i .] '], out
+
+
+def test_printkey_prints_the_key_cell(pp, needs_root, workload):
+    """printkey= prints the key itself and returns its width; the cell is padded to the key column."""
+    rc, out, err = pp.run(["multi-trace", "-e", ENTER + '//key=common_pid/printkey=printf("pid-%d",key)/',
+                           "-e", EXIT + "//key=common_pid/", "--perins", "--", workload("sleeper"), "2", "5", "0"])
+    assert rc == 0 and err == "", err
+    head, rows = tables(out)[0]
+    assert len(rows) == 1 and re.fullmatch(r"pid-\d+", rows[0].key) and rows[0].calls == 3, out
+    row = next(l for l in out.splitlines() if l.startswith("pid-"))
+    assert row.index(" sys_enter") == head.index(" ") and len(row) == len(head), (head, row)
