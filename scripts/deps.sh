@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages perf-prof needs, skipping those present (make deps). Test-only
 # peers: google-perftools (google-pprof), chromium + chromium-driver (our SVGs in a real browser),
-# golang-go (`go tool pprof` reads our profile.proto files).
+# golang-go (`go tool pprof` reads our profile.proto files), systemtap-sdt-dev (USDT workloads),
+# heaptrack and valgrind (heap peers in bench/).
 set -euo pipefail
 pkgs=(g++ make pkg-config xz-utils libtraceevent-dev libelf-dev libdw-dev liblzma-dev zlib1g-dev
       libbz2-dev libcli11-dev libgtest-dev libtraceevent1-plugin python3-pytest linux-source-6.1 util-linux
       google-perftools libgoogle-perftools4 binutils libc6-dbg clang bpftool libbpf-dev
-      chromium chromium-driver golang-go)
+      chromium chromium-driver golang-go systemtap-sdt-dev heaptrack valgrind)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

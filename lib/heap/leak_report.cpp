@@ -1,0 +1,32 @@
+#include "heap/leak_report.h"
+
+#include <algorithm>
+
+namespace perfprof::heap {
+
+void append_leak_groups(std::vector<LeakGroup>& groups, stack::Printer& printer, int max_stack,
+                        bool comms, const char* title, std::string& out) {
+    std::stable_sort(groups.begin(), groups.end(), [](const LeakGroup& a, const LeakGroup& b) {
+        return a.bytes != b.bytes ? a.bytes > b.bytes : a.pid < b.pid;
+    });
+    if (title && *title) {
+        out += title;
+        out += '\n';
+    }
+    for (LeakGroup& g : groups) {
+        out += "Leak of " + std::to_string(g.bytes) + " bytes in " + std::to_string(g.objects) +
+               " objects allocated from:\n";
+        if (comms && !g.comms.empty()) {
+            std::stable_sort(g.comms.begin(), g.comms.end(), [](const CommTally& a, const CommTally& b) {
+                return a.bytes != b.bytes ? a.bytes > b.bytes : a.objects > b.objects;
+            });
+            out += "    comms:";
+            for (const CommTally& c : g.comms)
+                out += ' ' + c.comm + '(' + std::to_string(c.bytes) + '/' + std::to_string(c.objects) + ')';
+            out += '\n';
+        }
+        printer.print(g.chain.data(), g.chain.size(), g.pid, max_stack, out);
+    }
+}
+
+}  // namespace perfprof::heap

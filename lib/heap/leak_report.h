@@ -1,0 +1,35 @@
+// The leaked-bytes report (SPEC §4.5.3 step 6), in the layout of the gperftools heap checker:
+// shared by kmemleak on kernel allocators and by the heap profile of a process (--user).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "stack/stack_printer.h"
+
+namespace perfprof::heap {
+
+struct CommTally {
+    std::string comm;
+    uint64_t bytes = 0, objects = 0;
+};
+
+// Allocations still outstanding that share one call chain.
+struct LeakGroup {
+    std::vector<uint64_t> chain;  // the raw perf call chain, context markers included
+    uint64_t bytes = 0, objects = 0;
+    uint32_t pid = 0;              // whose user symbols resolve the chain (0: kernel only)
+    std::vector<CommTally> comms;  // --comm: per allocating task name
+};
+
+// Sorts the groups (bytes descending, then pid ascending; each comm list by bytes, then objects,
+// descending) and appends, per group:
+//   Leak of {bytes} bytes in {objects} objects allocated from:
+//       comms: {name}({bytes}/{objects}) ...        (only when `comms` is set)
+//   {stack lines of printer.print()}
+// `title` (e.g. "LEAKED BYTES REPORT:") is appended first, on its own line, when not empty.
+void append_leak_groups(std::vector<LeakGroup>& groups, stack::Printer& printer, int max_stack,
+                        bool comms, const char* title, std::string& out);
+
+}  // namespace perfprof::heap
