@@ -4,8 +4,8 @@
 
 namespace perfprof::heap {
 
-void append_leak_groups(std::vector<LeakGroup>& groups, stack::Printer& printer, int max_stack,
-                        bool comms, const char* title, std::string& out) {
+void append_leak_groups(std::vector<LeakGroup>& groups, stack::Printer& printer, int max_stack, bool comms,
+                        const char* title, std::string& out, const char* lead) {
     std::stable_sort(groups.begin(), groups.end(), [](const LeakGroup& a, const LeakGroup& b) {
         return a.bytes != b.bytes ? a.bytes > b.bytes : a.pid < b.pid;
     });
@@ -14,7 +14,7 @@ void append_leak_groups(std::vector<LeakGroup>& groups, stack::Printer& printer,
         out += '\n';
     }
     for (LeakGroup& g : groups) {
-        out += "Leak of " + std::to_string(g.bytes) + " bytes in " + std::to_string(g.objects) +
+        out += std::string(lead) + " " + std::to_string(g.bytes) + " bytes in " + std::to_string(g.objects) +
                " objects allocated from:\n";
         if (comms && !g.comms.empty()) {
             std::stable_sort(g.comms.begin(), g.comms.end(), [](const CommTally& a, const CommTally& b) {

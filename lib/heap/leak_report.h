@@ -28,8 +28,9 @@ struct LeakGroup {
 //   Leak of {bytes} bytes in {objects} objects allocated from:
 //       comms: {name}({bytes}/{objects}) ...        (only when `comms` is set)
 //   {stack lines of printer.print()}
-// `title` (e.g. "LEAKED BYTES REPORT:") is appended first, on its own line, when not empty.
-void append_leak_groups(std::vector<LeakGroup>& groups, stack::Printer& printer, int max_stack,
-                        bool comms, const char* title, std::string& out);
+// `title` (e.g. "LEAKED BYTES REPORT:") is appended first, on its own line, when not empty;
+// `lead` replaces "Leak of" (the in-use report of --user says "In use").
+void append_leak_groups(std::vector<LeakGroup>& groups, stack::Printer& printer, int max_stack, bool comms,
+                        const char* title, std::string& out, const char* lead = "Leak of");
 
 }  // namespace perfprof::heap

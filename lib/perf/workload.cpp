@@ -22,10 +22,11 @@ bool executable(const std::string& path) {
     return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
 }
 
-// What execvp would find, checked up front so a typo fails before any event is opened.
-void check_command(const std::string& cmd) {
+}  // namespace
+
+std::string command_path(const std::string& cmd) {
     if (cmd.find('/') != std::string::npos) {
-        if (executable(cmd)) return;
+        if (executable(cmd)) return cmd;
         int err = ::access(cmd.c_str(), F_OK) == 0 ? EACCES : ENOENT;
         throw Error::sys(err, "cannot run workload '" + cmd + "'");
     }
@@ -36,16 +37,15 @@ void check_command(const std::string& cmd) {
         size_t end = dirs.find(':', start);
         if (end == std::string::npos) end = dirs.size();
         std::string dir = dirs.substr(start, end - start);
-        if (executable((dir.empty() ? "." : dir) + "/" + cmd)) return;
+        std::string full = (dir.empty() ? "." : dir) + "/" + cmd;
+        if (executable(full)) return full;
         start = end + 1;
     }
     throw Error("cannot run workload '" + cmd + "': command not found");
 }
 
-}  // namespace
-
 Workload::Workload(const std::vector<std::string>& argv) : name_(argv.at(0)) {
-    check_command(name_);
+    command_path(name_);  // checked up front: a typo fails before any event is opened
     int go[2], status[2];
     if (::pipe2(go, O_CLOEXEC) != 0) throw Error::sys(errno, "pipe");
     core::Fd go_r(go[0]), go_w(go[1]);

@@ -11,6 +11,10 @@
 
 namespace perfprof::perf {
 
+// What execvp would run for `cmd` (a path, or a name searched in PATH). Throws Error when
+// there is none or it cannot be executed.
+std::string command_path(const std::string& cmd);
+
 class Workload {
 public:
     // Forks; the child renames itself perf-exec, dies with us, and waits. Throws Error when

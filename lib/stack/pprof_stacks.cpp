@@ -36,16 +36,21 @@ std::unique_ptr<PprofStacks> PprofStacks::from_options(const Options& opt, const
     return std::make_unique<PprofStacks>(opt.pprof, *printer, kind);
 }
 
+namespace {
+
+output::PprofBuilder builder_for(const PprofStacks::Kind& kind) {
+    using VT = output::PprofBuilder::ValueType;
+    if (!kind.values.empty()) return output::PprofBuilder(kind.values, kind.period_type, kind.period);
+    if (kind.cpu_period_ns > 0)
+        return output::PprofBuilder({{kind.type, kind.unit}, {"cpu", "nanoseconds"}},
+                                    VT{"cpu", "nanoseconds"}, kind.cpu_period_ns);
+    return output::PprofBuilder({{kind.type, kind.unit}}, VT{kind.type, kind.unit}, 1);
+}
+
+}  // namespace
+
 PprofStacks::PprofStacks(std::string path, Printer& printer, Kind kind)
-    : path_(std::move(path)),
-      printer_(printer),
-      kind_(kind),
-      profile_(kind.cpu_period_ns > 0 ? std::vector<output::PprofBuilder::ValueType>{{kind.type, kind.unit},
-                                                                                     {"cpu", "nanoseconds"}}
-                                      : std::vector<output::PprofBuilder::ValueType>{{kind.type, kind.unit}},
-               kind.cpu_period_ns > 0 ? output::PprofBuilder::ValueType{"cpu", "nanoseconds"}
-                                      : output::PprofBuilder::ValueType{kind.type, kind.unit},
-               kind.cpu_period_ns > 0 ? kind.cpu_period_ns : 1) {
+    : path_(std::move(path)), printer_(printer), kind_(kind), profile_(builder_for(kind_)) {
     if (path_.empty()) throw Error::usage("--pprof needs a file name");
     // A name the writer would take for stdout is a file here too.
     if (path_ == "-") path_ = "./-";
@@ -79,27 +84,37 @@ void PprofStacks::add_callchain(const uint64_t* ips, uint64_t nr, uint32_t pid, 
     if (pending_.add(printer_, ips, nr, pid, comm)) symbolize_pending();
 }
 
+bool PprofStacks::locate(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm) {
+    Printer::leaf_first(ips, nr, frames_);
+    if (frames_.empty()) return false;  // context markers only: no folded stack either
+    location_ids_.clear();
+    for (size_t i = 0; i < frames_.size(); ++i) {
+        // The first frame of each part is where the CPU was; the others are return
+        // addresses, whose call instruction is the byte before.
+        const bool ret = i > 0 && (frames_[i].ctx == Printer::Context::Kernel) ==
+                                      (frames_[i - 1].ctx == Printer::Context::Kernel);
+        location_ids_.push_back(location_of(frames_[i], pid, ret));
+    }
+    labels_[0].key = pid_key_;
+    labels_[0].num = int64_t(pid);
+    labels_[1].key = comm_key_;
+    labels_[1].str = comm.empty() ? 0 : profile_.string_id(comm);
+    return true;
+}
+
 void PprofStacks::symbolize_pending() {
-    output::PprofBuilder::Label labels[2];
-    labels[0].key = pid_key_;
-    labels[1].key = comm_key_;
     pending_.drain([&](uint32_t pid, std::string_view comm, std::span<const uint64_t> ips, uint64_t n) {
-        Printer::leaf_first(ips.data(), ips.size(), frames_);
-        if (frames_.empty()) return;  // context markers only: no folded stack either
-        location_ids_.clear();
-        for (size_t i = 0; i < frames_.size(); ++i) {
-            // The first frame of each part is where the CPU was; the others are return
-            // addresses, whose call instruction is the byte before.
-            const bool ret = i > 0 && (frames_[i].ctx == Printer::Context::Kernel) ==
-                                          (frames_[i - 1].ctx == Printer::Context::Kernel);
-            location_ids_.push_back(location_of(frames_[i], pid, ret));
-        }
-        labels[0].num = int64_t(pid);
-        labels[1].str = comm.empty() ? 0 : profile_.string_id(comm);
+        if (!locate(ips.data(), ips.size(), pid, comm)) return;
         const int64_t values[2] = {int64_t(n), int64_t(n) * kind_.cpu_period_ns};
         profile_.sample(location_ids_, std::span(values, profile_.sample_types()),
-                        std::span(labels, comm.empty() ? 1 : 2));
+                        std::span(labels_, comm.empty() ? 1 : 2));
     });
+}
+
+void PprofStacks::add_values(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm,
+                             std::span<const int64_t> values) {
+    if (values.size() != profile_.sample_types() || !locate(ips, nr, pid, comm)) return;
+    profile_.sample(location_ids_, values, std::span(labels_, comm.empty() ? 1 : 2));
 }
 
 sym::DwarfNames* PprofStacks::dwarf_of(const sym::Object& obj) {

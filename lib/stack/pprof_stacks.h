@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -33,6 +34,11 @@ public:
         const char* type = "samples";
         const char* unit = "count";
         int64_t cpu_period_ns = 0;
+        // Several values per sample instead (a heap profile: alloc_objects, alloc_space, ...),
+        // given with add_values(); then the profile's period is `period` of `period_type`.
+        std::vector<output::PprofBuilder::ValueType> values = {};
+        output::PprofBuilder::ValueType period_type = {};
+        int64_t period = 1;
     };
 
     // --pprof of `profiler`: nullptr when not given, a usage error without -g. `printer` (the
@@ -48,6 +54,9 @@ public:
     // Counts one sampled chain of process `pid` named `comm` ("" when unknown). Hot path: no
     // allocation but the map entry of a chain not seen before.
     void add_callchain(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm);
+    // Adds one sample of `values` (one per Kind::values) for a chain, symbolized now.
+    void add_values(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm,
+                    std::span<const int64_t> values);
     // Writes the profile of the whole run (also with -i) to the file, through FILE.tmp.
     void finish();
 
@@ -58,6 +67,8 @@ private:
     static inline std::vector<PprofStacks*> live_;  // for forget_process()
 
     void symbolize_pending();
+    // location_ids_ and labels_ for a chain; false for context markers only.
+    bool locate(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm);
     uint64_t location_of(const Printer::ChainFrame& f, uint32_t pid, bool return_address);
     sym::DwarfNames* dwarf_of(const sym::Object& obj);
 
@@ -76,6 +87,7 @@ private:
     std::unordered_map<std::string, std::unique_ptr<sym::DwarfNames>> dwarf_;
     std::vector<Printer::ChainFrame> frames_;
     std::vector<uint64_t> location_ids_;
+    output::PprofBuilder::Label labels_[2];
     std::string name_, file_, loc_key_;
 };
 

@@ -1,0 +1,292 @@
+// The heap profile of one process (kmemleak --user): uprobes on its allocator's entry points
+// and uretprobes on their returns. Sizes are paired with the returned pointers per thread in
+// the kernel, and only the outstanding allocations (pointer → size, stack, time) and per-stack
+// totals are kept, in maps read at report time: no record per call crosses to user space.
+#include "vmlinux.h"
+
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#define MAX_DEPTH 127
+#define SIGSTOP 19
+
+// The allocator functions (lib/heap/allocator.h keeps the same numbers).
+enum fn_kind {
+    FN_MALLOC,          // (size)
+    FN_CALLOC,          // (n, size)
+    FN_REALLOC,         // (old, size)
+    FN_REALLOCARRAY,    // (old, n, size)
+    FN_MEMALIGN,        // (align, size): memalign, aligned_alloc
+    FN_POSIX_MEMALIGN,  // (memptr, align, size) → 0 and *memptr
+    FN_VALLOC,          // (size): valloc, pvalloc
+    FN_FREE,            // (ptr)
+};
+
+const volatile int target_tgid = 0;
+
+// One call in progress per thread. Calls made by the allocator itself (realloc calling malloc)
+// are nested: only the outermost is recorded.
+struct call {
+    __u64 a0, a1, a2;
+    __u64 sp;
+    __u32 kind;
+    __u32 depth;
+};
+
+struct alloc {
+    __u64 size;
+    __u64 stack;  // key of `stacks`; 0: no stack
+    __u64 time;   // CLOCK_MONOTONIC ns
+    __u32 tid;
+    __u32 pad;
+};
+
+struct stack {
+    __u64 nr;
+    __u64 ips[MAX_DEPTH];
+};
+
+struct totals {
+    __u64 bytes, objects;  // allocated by this stack during the run (alloc_space, alloc_objects)
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 16384);
+    __type(key, __u32);
+    __type(value, struct call);
+} calls SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __uint(max_entries, 1 << 22);
+    __type(key, __u64);
+    __type(value, struct alloc);
+} allocs SEC(".maps");
+
+// Blocks freed since the attach (pointer → size), until an allocation starts there again:
+// free memory, whose stale contents are no roots for the reachability scan.
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __uint(max_entries, 1 << 22);
+    __type(key, __u64);
+    __type(value, __u64);
+} freed SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __uint(max_entries, 1 << 16);
+    __type(key, __u64);
+    __type(value, struct stack);
+} stacks SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __uint(max_entries, 1 << 16);
+    __type(key, __u64);
+    __type(value, struct totals);
+} stack_totals SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, struct stack);
+} scratch SEC(".maps");
+
+// Read by user space through the skeleton's .bss.
+__u64 total_alloc, total_free;  // calls recorded
+__u64 dropped_allocs;           // the allocs map was full
+__u64 dropped_stacks;           // the stacks map was full or the stack unreadable
+__u64 exit_sp;                  // stack pointer of the thread that called exit()
+__u32 exit_tid;
+
+static __always_inline int ours(void) {
+    return (int)(bpf_get_current_pid_tgid() >> 32) == target_tgid;
+}
+
+static __always_inline __u32 tid(void) {
+    return (__u32)bpf_get_current_pid_tgid();
+}
+
+// FNV-1a over the frames, never 0 (0 means "no stack").
+static __always_inline __u64 stack_key(struct pt_regs* ctx) {
+    __u32 zero = 0;
+    struct stack* s = bpf_map_lookup_elem(&scratch, &zero);
+    if (!s) return 0;
+    long n = bpf_get_stack(ctx, s->ips, sizeof(s->ips), BPF_F_USER_STACK);
+    if (n <= 0) {
+        __sync_fetch_and_add(&dropped_stacks, 1);
+        return 0;
+    }
+    s->nr = (__u64)n / 8;
+    __u64 h = 0xcbf29ce484222325ULL;
+    for (int i = 0; i < MAX_DEPTH; i++) {
+        if (i >= s->nr) break;
+        h = (h ^ s->ips[i]) * 0x100000001b3ULL;
+    }
+    if (!h) h = 1;
+    if (bpf_map_update_elem(&stacks, &h, s, BPF_NOEXIST) && !bpf_map_lookup_elem(&stacks, &h)) {
+        __sync_fetch_and_add(&dropped_stacks, 1);
+        return 0;
+    }
+    return h;
+}
+
+static __always_inline void record_alloc(struct pt_regs* ctx, __u64 ptr, __u64 size) {
+    struct alloc a = {.size = size, .time = bpf_ktime_get_ns(), .tid = tid()};
+    a.stack = stack_key(ctx);
+    if (bpf_map_update_elem(&allocs, &ptr, &a, BPF_ANY)) {
+        __sync_fetch_and_add(&dropped_allocs, 1);
+        return;
+    }
+    __sync_fetch_and_add(&total_alloc, 1);
+    bpf_map_delete_elem(&freed, &ptr);
+    if (!a.stack) return;
+    struct totals* t = bpf_map_lookup_elem(&stack_totals, &a.stack);
+    if (!t) {
+        struct totals z = {};
+        bpf_map_update_elem(&stack_totals, &a.stack, &z, BPF_NOEXIST);
+        t = bpf_map_lookup_elem(&stack_totals, &a.stack);
+        if (!t) return;
+    }
+    __sync_fetch_and_add(&t->bytes, size);
+    __sync_fetch_and_add(&t->objects, 1);
+}
+
+static __always_inline void record_free(__u64 ptr) {
+    if (!ptr) return;
+    __sync_fetch_and_add(&total_free, 1);
+    struct alloc* a = bpf_map_lookup_elem(&allocs, &ptr);
+    if (!a) return;  // allocated before the attach
+    __u64 size = a->size;
+    bpf_map_update_elem(&freed, &ptr, &size, BPF_ANY);
+    bpf_map_delete_elem(&allocs, &ptr);
+}
+
+// Whether the thread is inside an allocator call already, at a deeper stack pointer.
+static __always_inline struct call* nested(__u32 t, __u64 sp) {
+    struct call* c = bpf_map_lookup_elem(&calls, &t);
+    // A call whose return was never seen (longjmp, a killed thread) is at a shallower or
+    // equal stack pointer than any new call: it is stale, not an outer call.
+    if (c && c->depth > 0 && sp < c->sp) return c;
+    return 0;
+}
+
+static __always_inline int enter(struct pt_regs* ctx, __u32 kind) {
+    if (!ours()) return 0;
+    __u32 t = tid();
+    __u64 sp = PT_REGS_SP(ctx);
+    struct call* c = nested(t, sp);
+    if (c) {
+        c->depth++;
+        return 0;
+    }
+    struct call n = {.a0 = PT_REGS_PARM1(ctx),
+                     .a1 = PT_REGS_PARM2(ctx),
+                     .a2 = PT_REGS_PARM3(ctx),
+                     .sp = sp,
+                     .kind = kind,
+                     .depth = 1};
+    bpf_map_update_elem(&calls, &t, &n, BPF_ANY);
+    return 0;
+}
+
+static __always_inline int leave(struct pt_regs* ctx) {
+    if (!ours()) return 0;
+    __u32 t = tid();
+    struct call* c = bpf_map_lookup_elem(&calls, &t);
+    if (!c || c->depth == 0) return 0;
+    if (--c->depth > 0) return 0;
+    __u64 ret = PT_REGS_RC(ctx);
+    __u64 a0 = c->a0, a1 = c->a1, a2 = c->a2;
+    switch (c->kind) {
+        case FN_MALLOC:
+        case FN_VALLOC:
+            if (ret) record_alloc(ctx, ret, a0);
+            break;
+        case FN_CALLOC:
+            if (ret) record_alloc(ctx, ret, a0 * a1);
+            break;
+        case FN_MEMALIGN:
+            if (ret) record_alloc(ctx, ret, a1);
+            break;
+        case FN_REALLOC:
+        case FN_REALLOCARRAY: {
+            __u64 size = c->kind == FN_REALLOC ? a1 : a1 * a2;
+            if (ret) {
+                if (a0) record_free(a0);
+                record_alloc(ctx, ret, size);
+            } else if (size == 0 && a0) {
+                record_free(a0);  // realloc(p, 0) frees p
+            }
+            break;
+        }
+        case FN_POSIX_MEMALIGN: {
+            __u64 p = 0;
+            if ((int)ret == 0 && !bpf_probe_read_user(&p, sizeof(p), (void*)a0) && p)
+                record_alloc(ctx, p, a2);
+            break;
+        }
+    }
+    return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(heap_malloc) {
+    return enter(ctx, FN_MALLOC);
+}
+SEC("uprobe")
+int BPF_KPROBE(heap_calloc) {
+    return enter(ctx, FN_CALLOC);
+}
+SEC("uprobe")
+int BPF_KPROBE(heap_realloc) {
+    return enter(ctx, FN_REALLOC);
+}
+SEC("uprobe")
+int BPF_KPROBE(heap_reallocarray) {
+    return enter(ctx, FN_REALLOCARRAY);
+}
+SEC("uprobe")
+int BPF_KPROBE(heap_memalign) {
+    return enter(ctx, FN_MEMALIGN);
+}
+SEC("uprobe")
+int BPF_KPROBE(heap_posix_memalign) {
+    return enter(ctx, FN_POSIX_MEMALIGN);
+}
+SEC("uprobe")
+int BPF_KPROBE(heap_valloc) {
+    return enter(ctx, FN_VALLOC);
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(heap_return) {
+    return leave(ctx);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(heap_free) {
+    if (!ours()) return 0;
+    if (nested(tid(), PT_REGS_SP(ctx))) return 0;  // the allocator freeing for itself (realloc)
+    record_free(PT_REGS_PARM1(ctx));
+    return 0;
+}
+
+// exit(): stop the process before its memory goes, so that the report can scan it for
+// pointers; user space continues it (SIGCONT) when done.
+SEC("uprobe")
+int BPF_KPROBE(heap_exit) {
+    if (!ours()) return 0;
+    exit_sp = PT_REGS_SP(ctx);
+    exit_tid = tid();
+    bpf_send_signal(SIGSTOP);
+    return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

@@ -1,0 +1,240 @@
+#include "heap/allocator.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+
+#include "core/fd.h"
+#include "perf-prof/error.h"
+#include "sym/object.h"
+
+namespace perfprof::heap {
+
+namespace {
+
+struct Entry {
+    const char* name;
+    FnKind kind;
+};
+
+constexpr Entry kCFunctions[] = {
+    {"malloc", FnKind::Malloc},
+    {"calloc", FnKind::Calloc},
+    {"realloc", FnKind::Realloc},
+    {"reallocarray", FnKind::Reallocarray},
+    {"memalign", FnKind::Memalign},
+    {"aligned_alloc", FnKind::Memalign},
+    {"posix_memalign", FnKind::PosixMemalign},
+    {"valloc", FnKind::Valloc},
+    {"pvalloc", FnKind::Valloc},
+    {"free", FnKind::Free},
+    {"cfree", FnKind::Free},
+};
+
+// operator new/delete: libstdc++'s call malloc and free, but tcmalloc and jemalloc define their
+// own, which do not.
+constexpr Entry kCxxOperators[] = {
+    {"_Znwm", FnKind::Malloc},
+    {"_Znam", FnKind::Malloc},
+    {"_ZnwmRKSt9nothrow_t", FnKind::Malloc},
+    {"_ZnamRKSt9nothrow_t", FnKind::Malloc},
+    {"_ZnwmSt11align_val_t", FnKind::Malloc},
+    {"_ZnamSt11align_val_t", FnKind::Malloc},
+    {"_ZnwmSt11align_val_tRKSt9nothrow_t", FnKind::Malloc},
+    {"_ZnamSt11align_val_tRKSt9nothrow_t", FnKind::Malloc},
+    {"_ZdlPv", FnKind::Free},
+    {"_ZdaPv", FnKind::Free},
+    {"_ZdlPvm", FnKind::Free},
+    {"_ZdaPvm", FnKind::Free},
+    {"_ZdlPvSt11align_val_t", FnKind::Free},
+    {"_ZdaPvSt11align_val_t", FnKind::Free},
+    {"_ZdlPvmSt11align_val_t", FnKind::Free},
+    {"_ZdaPvmSt11align_val_t", FnKind::Free},
+    {"_ZdlPvRKSt9nothrow_t", FnKind::Free},
+    {"_ZdaPvRKSt9nothrow_t", FnKind::Free},
+};
+
+std::string base_name(const std::string& path) {
+    size_t slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+bool starts_with(const std::string& s, const char* prefix) {
+    return s.rfind(prefix, 0) == 0;
+}
+
+bool is_libc(const std::string& path) {
+    return starts_with(base_name(path), "libc.so") || starts_with(base_name(path), "libc-");
+}
+
+// The dynamic loader has a minimal malloc of its own for its start-up, never the process's.
+bool is_loader(const std::string& path) {
+    return starts_with(base_name(path), "ld-linux") || starts_with(base_name(path), "ld64.so") ||
+           starts_with(base_name(path), "ld-musl");
+}
+
+std::string allocator_name(const std::string& path, bool executable) {
+    const std::string b = base_name(path);
+    for (const char* n : {"tcmalloc", "jemalloc", "mimalloc"})
+        if (b.find(n) != std::string::npos) return n;
+    if (is_libc(path)) return "glibc";
+    return executable ? b + " (static)" : b;
+}
+
+std::string pt_interp(const std::string& path) {
+    core::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) throw Error::sys(errno, "kmemleak --user: cannot open " + path);
+    elf_version(EV_CURRENT);
+    Elf* e = elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr);
+    if (!e) throw Error("kmemleak --user: " + path + " is not an ELF file");
+    std::string interp;
+    size_t n = 0;
+    if (elf_getphdrnum(e, &n) == 0)
+        for (size_t i = 0; i < n; i++) {
+            GElf_Phdr ph;
+            if (!gelf_getphdr(e, int(i), &ph) || ph.p_type != PT_INTERP || ph.p_filesz < 2) continue;
+            interp.resize(ph.p_filesz);
+            if (::pread(fd.get(), interp.data(), interp.size(), off_t(ph.p_offset)) != ssize_t(interp.size()))
+                interp.clear();
+            interp.resize(interp.find('\0') == std::string::npos ? interp.size() : interp.find('\0'));
+        }
+    elf_end(e);
+    return interp;
+}
+
+// `interp --list path`: what the loader maps for it, in load order.
+std::string loader_list(const std::string& interp, const std::string& path) {
+    int p[2];
+    if (::pipe2(p, O_CLOEXEC) != 0) throw Error::sys(errno, "kmemleak --user: pipe");
+    const pid_t child = ::fork();
+    if (child < 0) throw Error::sys(errno, "kmemleak --user: fork");
+    if (child == 0) {
+        ::dup2(p[1], 1);
+        int null = ::open("/dev/null", O_WRONLY);
+        if (null >= 0) ::dup2(null, 2);
+        ::execl(interp.c_str(), interp.c_str(), "--list", path.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    ::close(p[1]);
+    std::string out;
+    char buf[4096];
+    for (;;) {
+        ssize_t r = ::read(p[0], buf, sizeof buf);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        out.append(buf, size_t(r));
+    }
+    ::close(p[0]);
+    int st = 0;
+    while (::waitpid(child, &st, 0) < 0 && errno == EINTR) {
+    }
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        throw Error("kmemleak --user: " + interp + " --list " + path +
+                    " failed: cannot tell which libraries " + path + " loads");
+    return out;
+}
+
+}  // namespace
+
+Allocator choose_allocator(const std::vector<std::string>& objects) {
+    Allocator a;
+    for (size_t i = 0; i < objects.size() && a.path.empty(); i++) {
+        const std::string& path = objects[i];
+        if (is_loader(path)) continue;
+        auto obj = sym::get_object(path);
+        if (obj->type() == sym::ObjectType::Unknown || !obj->file_offset("malloc") ||
+            !obj->file_offset("free"))
+            continue;
+        a.name = allocator_name(path, i == 0);
+        a.path = path;
+        std::vector<uint64_t> seen;  // aliases (aligned_alloc = memalign, cfree = free) once
+        auto add = [&](const Entry& e) {
+            uint64_t off = obj->file_offset(e.name);
+            if (!off || std::find(seen.begin(), seen.end(), off) != seen.end()) return;
+            seen.push_back(off);
+            a.probes.push_back({e.name, e.kind, off});
+        };
+        for (const Entry& e : kCFunctions) add(e);
+        if (a.name != "glibc")
+            for (const Entry& e : kCxxOperators) add(e);
+    }
+    // exit() of libc, or of the executable itself when it is static.
+    for (size_t i = 0; i < objects.size() && !a.exit_offset; i++) {
+        if (!is_libc(objects[i]) && i != 0) continue;
+        if (uint64_t off = sym::get_object(objects[i])->file_offset("exit")) {
+            a.exit_path = objects[i];
+            a.exit_offset = off;
+        }
+    }
+    return a;
+}
+
+Allocator find_allocator(int pid) {
+    const std::string proc = "/proc/" + std::to_string(pid);
+    std::ifstream maps(proc + "/maps");
+    if (!maps) throw Error("kmemleak --user: no process " + std::to_string(pid));
+    std::vector<std::string> objects;
+    char exe[4096];
+    ssize_t n = ::readlink((proc + "/exe").c_str(), exe, sizeof exe - 1);
+    std::string exe_path = n > 0 ? std::string(exe, size_t(n)) : std::string();
+    // Files are opened through the process's root: a containerised process resolves too.
+    auto add = [&](const std::string& path) {
+        std::string p = proc + "/root" + path;
+        if (std::find(objects.begin(), objects.end(), p) == objects.end()) objects.push_back(p);
+    };
+    std::vector<std::string> libs;
+    std::string line;
+    while (std::getline(maps, line)) {
+        size_t slash = line.find('/');
+        if (slash == std::string::npos || line.find(" (deleted)") != std::string::npos) continue;
+        std::string path = line.substr(slash);
+        if (path != exe_path) libs.push_back(path);
+    }
+    if (!exe_path.empty()) add(exe_path);
+    // Interposers before libc, as the loader orders a preloaded allocator.
+    std::stable_partition(libs.begin(), libs.end(), [](const std::string& p) { return !is_libc(p); });
+    for (const std::string& l : libs) add(l);
+    if (objects.empty()) throw Error("kmemleak --user: process " + std::to_string(pid) + " maps no files");
+    Allocator a = choose_allocator(objects);
+    if (a.path.empty())
+        throw Error("kmemleak --user: process " + std::to_string(pid) +
+                    " has no known allocator: none of its objects defines malloc and free");
+    return a;
+}
+
+Allocator find_allocator_for_command(const std::string& command_path) {
+    std::vector<std::string> objects = {command_path};
+    const std::string interp = pt_interp(command_path);
+    if (!interp.empty()) {
+        std::istringstream in(loader_list(interp, command_path));
+        std::string line;
+        while (std::getline(in, line)) {
+            std::string path;
+            size_t arrow = line.find("=> ");
+            if (arrow != std::string::npos) {
+                path = line.substr(arrow + 3);
+            } else {
+                size_t b = line.find_first_not_of(" \t");
+                if (b != std::string::npos && line[b] == '/') path = line.substr(b);
+            }
+            path = path.substr(0, path.find(" ("));
+            if (!path.empty() && path[0] == '/' && path != command_path &&
+                std::find(objects.begin(), objects.end(), path) == objects.end())
+                objects.push_back(path);
+        }
+    }
+    Allocator a = choose_allocator(objects);
+    if (a.path.empty())
+        throw Error("kmemleak --user: " + command_path +
+                    " has no known allocator: neither it nor its libraries define malloc and free");
+    return a;
+}
+
+}  // namespace perfprof::heap

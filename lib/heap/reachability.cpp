@@ -1,0 +1,146 @@
+#include "heap/reachability.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+
+#include "core/fd.h"
+
+namespace perfprof::heap {
+
+namespace {
+
+class Marker {
+public:
+    Marker(const std::vector<Block>& blocks, const ReadMemory& read, std::vector<Block> skip)
+        : blocks_(blocks), read_(read), marked_(blocks.size(), false), skip_(std::move(skip)) {
+        skip_.insert(skip_.end(), blocks.begin(), blocks.end());
+        std::sort(skip_.begin(), skip_.end(), [](const Block& a, const Block& b) { return a.addr < b.addr; });
+        for (const Block& b : blocks) {
+            lo_ = std::min(lo_, b.addr);
+            hi_ = std::max(hi_, b.addr + std::max<uint64_t>(b.size, 1));
+        }
+        buf_.resize(kChunk / 8);
+    }
+
+    // Scans [start, end) except the blocks' own bytes, which count only once marked, and
+    // free memory.
+    void scan_root(uint64_t start, uint64_t end) {
+        auto it = std::upper_bound(skip_.begin(), skip_.end(), start,
+                                   [](uint64_t a, const Block& b) { return a < b.addr; });
+        // Ranges may overlap (a freed block partly reused): step back over every one reaching `start`.
+        while (it != skip_.begin() && std::prev(it)->addr + std::prev(it)->size > start) --it;
+        uint64_t at = start;
+        for (; it != skip_.end() && it->addr < end; ++it) {
+            if (it->addr > at) scan(at, it->addr);
+            at = std::max(at, it->addr + it->size);
+        }
+        if (at < end) scan(at, end);
+    }
+
+    void drain() {
+        while (!work_.empty()) {
+            size_t i = work_.back();
+            work_.pop_back();
+            scan(blocks_[i].addr, blocks_[i].addr + blocks_[i].size);
+        }
+    }
+
+    std::vector<bool> result() { return std::move(marked_); }
+
+private:
+    static constexpr size_t kChunk = size_t(1) << 20;
+
+    void scan(uint64_t start, uint64_t end) {
+        start = (start + 7) & ~uint64_t(7);
+        while (start + 8 <= end) {
+            const size_t len = size_t(std::min<uint64_t>(kChunk, (end - start) & ~uint64_t(7)));
+            if (read_(start, buf_.data(), len)) {
+                check_words(len / 8);
+            } else {
+                // Something unreadable inside (a guard page): page by page.
+                for (uint64_t p = start; p < start + len;) {
+                    const uint64_t pe = std::min<uint64_t>(start + len, (p | 4095) + 1);
+                    if (read_(p, buf_.data(), size_t(pe - p))) check_words(size_t(pe - p) / 8);
+                    p = pe;
+                }
+            }
+            start += len;
+        }
+    }
+
+    void check_words(size_t n) {
+        for (size_t w = 0; w < n; w++) check(buf_[w]);
+    }
+
+    void check(uint64_t v) {
+        if (v < lo_ || v >= hi_) return;
+        auto it = std::upper_bound(blocks_.begin(), blocks_.end(), v,
+                                   [](uint64_t a, const Block& b) { return a < b.addr; });
+        if (it == blocks_.begin()) return;
+        --it;
+        if (v >= it->addr + std::max<uint64_t>(it->size, 1)) return;
+        const size_t i = size_t(it - blocks_.begin());
+        if (marked_[i]) return;
+        marked_[i] = true;
+        work_.push_back(i);
+    }
+
+    const std::vector<Block>& blocks_;
+    const ReadMemory& read_;
+    std::vector<bool> marked_;
+    std::vector<Block> skip_;  // the blocks and free memory, by address
+    std::vector<size_t> work_;
+    std::vector<uint64_t> buf_;
+    uint64_t lo_ = UINT64_MAX, hi_ = 0;
+};
+
+}  // namespace
+
+std::vector<bool> mark_reachable(const std::vector<Block>& blocks, const std::vector<Region>& roots,
+                                 const ReadMemory& read, std::vector<Block> free_memory) {
+    Marker m(blocks, read, std::move(free_memory));
+    if (blocks.empty()) return {};
+    for (const Region& r : roots) {
+        m.scan_root(r.start, r.end);
+        m.drain();
+    }
+    return m.result();
+}
+
+std::vector<Region> process_roots(int pid, uint64_t sp) {
+    std::vector<Region> roots;
+    std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+    std::string line;
+    while (std::getline(maps, line)) {
+        std::istringstream in(line);
+        std::string range, perms, offset, dev, inode, path;
+        in >> range >> perms >> offset >> dev >> inode;
+        std::getline(in >> std::ws, path);
+        if (perms.size() < 2 || perms[0] != 'r' || perms[1] != 'w') continue;
+        if (path == "[vvar]" || path == "[vsyscall]" || path == "[vvar_vclock]") continue;
+        Region r;
+        r.start = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
+        r.end = std::stoull(range.substr(range.find('-') + 1), nullptr, 16);
+        if (sp && sp >= r.start && sp < r.end) r.start = sp & ~uint64_t(7);
+        roots.push_back(r);
+    }
+    return roots;
+}
+
+ReadMemory process_memory(int pid) {
+    auto fd = std::make_shared<core::Fd>(
+        ::open(("/proc/" + std::to_string(pid) + "/mem").c_str(), O_RDONLY | O_CLOEXEC));
+    return [fd](uint64_t addr, void* buf, size_t len) {
+        if (!*fd) return false;
+        return ::pread(fd->get(), buf, len, off_t(addr)) == ssize_t(len);
+    };
+}
+
+}  // namespace perfprof::heap
