@@ -1,5 +1,6 @@
 #include "heap/reachability.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -114,7 +115,30 @@ std::vector<bool> mark_reachable(const std::vector<Block>& blocks, const std::ve
     return m.result();
 }
 
-std::vector<Region> process_roots(int pid, uint64_t sp) {
+namespace {
+
+// Each thread's user stack pointer: /proc/PID/task/TID/syscall reads "NR ARGS... SP PC" for a
+// thread in a syscall and "-1 SP PC" for one stopped elsewhere; "running" has none.
+std::vector<uint64_t> thread_sps(int pid) {
+    std::vector<uint64_t> sps;
+    const std::string task = "/proc/" + std::to_string(pid) + "/task";
+    std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(task.c_str()), &::closedir);
+    if (!dir) return sps;
+    while (dirent* d = ::readdir(dir.get())) {
+        if (d->d_name[0] < '0' || d->d_name[0] > '9') continue;
+        std::ifstream in(task + "/" + d->d_name + "/syscall");
+        std::vector<std::string> f;
+        for (std::string w; in >> w;) f.push_back(w);
+        if (f.size() >= 3 && f[0] != "running") sps.push_back(std::stoull(f[f.size() - 2], nullptr, 16));
+    }
+    return sps;
+}
+
+}  // namespace
+
+std::vector<Region> process_roots(int pid, uint64_t extra_sp) {
+    std::vector<uint64_t> sps = thread_sps(pid);
+    if (extra_sp) sps.push_back(extra_sp);
     std::vector<Region> roots;
     std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
     std::string line;
@@ -128,7 +152,8 @@ std::vector<Region> process_roots(int pid, uint64_t sp) {
         Region r;
         r.start = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
         r.end = std::stoull(range.substr(range.find('-') + 1), nullptr, 16);
-        if (sp && sp >= r.start && sp < r.end) r.start = sp & ~uint64_t(7);
+        for (uint64_t sp : sps)
+            if (sp >= r.start && sp < r.end) r.start = std::max(r.start, (sp - 128) & ~uint64_t(7));
         roots.push_back(r);
     }
     return roots;

@@ -30,10 +30,11 @@ struct Region {
 std::vector<bool> mark_reachable(const std::vector<Block>& blocks, const std::vector<Region>& roots,
                                  const ReadMemory& read, std::vector<Block> free_memory = {});
 
-// The roots of process `pid`: its readable and writable mappings but the kernel's own
-// ([vvar], [vsyscall]); the stack holding `sp` starts at `sp` (0: unknown), since what lies
-// below it is dead.
-std::vector<Region> process_roots(int pid, uint64_t sp);
+// The roots of stopped process `pid`: its readable and writable mappings but the kernel's own
+// ([vvar], [vsyscall]). A mapping holding a thread's stack pointer (from
+// /proc/PID/task/TID/syscall, or `extra_sp` when not 0) starts there, less the 128-byte red
+// zone: what lies below is dead.
+std::vector<Region> process_roots(int pid, uint64_t extra_sp);
 
 // Reads process `pid`'s memory (/proc/PID/mem); the process should be stopped.
 ReadMemory process_memory(int pid);

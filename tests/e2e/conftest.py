@@ -455,3 +455,43 @@ def perf_event_cgroup_mount():
             if fstype == "cgroup2" and v2 is None:
                 v2 = mnt
     return v2
+
+
+# --------------------------------------------------------------------------- peers
+
+TCMALLOC_CANDIDATES = [
+    "/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4",
+    "/usr/lib/libtcmalloc.so.4",
+    "/usr/lib64/libtcmalloc.so.4",
+]
+
+
+@pytest.fixture(scope="session")
+def tcmalloc():
+    """Path of gperftools' libtcmalloc.so.4 (the heap checker), for LD_PRELOAD."""
+    for c in TCMALLOC_CANDIDATES:
+        if os.path.exists(c):
+            return c
+    skip_or_fail("libtcmalloc.so.4 not installed (package libgoogle-perftools4; run `make deps`)")
+
+
+@pytest.fixture
+def go_pprof(tmp_path):
+    """go_pprof(args...) -> stdout of `go tool pprof args...`, offline, with a private HOME."""
+    go = "/usr/bin/go" if os.access("/usr/bin/go", os.X_OK) else shutil.which("go")
+    if not go:
+        skip_or_fail("go not installed (Debian golang-go; `make deps` installs it)")
+    home = tmp_path / "pprof-home"
+    home.mkdir()
+    env = dict(os.environ, HOME=str(home), PPROF_TMPDIR=str(home), TZ="UTC", GOFLAGS="", GOPROXY="off",
+               GOCACHE=str(home / "gocache"))
+    env.pop("PPROF_BINARY_PATH", None)
+
+    def call(*args):
+        r = subprocess.run([go, "tool", "pprof"] + list(args), capture_output=True, text=True, timeout=120,
+                           env=env)
+        assert r.returncode == 0, "go tool pprof %s: rc=%d\n%s" % (" ".join(args), r.returncode, r.stderr)
+        return r.stdout
+
+    return call
+

@@ -11,16 +11,14 @@ import collections
 import datetime
 import os
 import re
-import shutil
 import signal
 import subprocess
 import time
 
 import pytest
 
-from conftest import Bg, assert_not_crashed, run, skip_or_fail
+from conftest import Bg, assert_not_crashed, run
 
-GO = "/usr/bin/go"
 CPU0 = ["taskset", "-c", "0"]
 
 
@@ -28,24 +26,8 @@ CPU0 = ["taskset", "-c", "0"]
 
 
 @pytest.fixture
-def pprof(tmp_path):
-    """pprof(args...) -> stdout of `go tool pprof args...`, offline, with a private HOME."""
-    go = GO if os.access(GO, os.X_OK) else shutil.which("go")
-    if not go:
-        skip_or_fail("go not installed (Debian golang-go; `make deps` installs it)")
-    home = tmp_path / "pprof-home"
-    home.mkdir()
-    env = dict(os.environ, HOME=str(home), PPROF_TMPDIR=str(home), TZ="UTC", GOFLAGS="", GOPROXY="off",
-               GOCACHE=str(home / "gocache"))
-    env.pop("PPROF_BINARY_PATH", None)
-
-    def call(*args):
-        r = subprocess.run([go, "tool", "pprof"] + list(args), capture_output=True, text=True, timeout=120,
-                           env=env)
-        assert r.returncode == 0, "go tool pprof %s: rc=%d\n%s" % (" ".join(args), r.returncode, r.stderr)
-        return r.stdout
-
-    return call
+def pprof(go_pprof):
+    return go_pprof
 
 
 def folded(path, prefix_frames=0):

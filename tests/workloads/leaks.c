@@ -3,7 +3,8 @@
 // allocation it makes (malloc, calloc, realloc, posix_memalign, aligned_alloc, strdup), in
 // `rounds` rounds. It keeps 5 blocks of 64 bytes reachable from a global list (in use, not
 // leaked). Nothing but write(2) for output: stdio would keep a buffer allocated.
-//   leaks [small big rounds [wait]]   wait: read one byte from stdin before starting
+//   leaks [small big rounds [wait]]   wait: read a byte from stdin before starting, and again
+//                                     before exiting (EOF does too)
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -92,5 +93,9 @@ int main(int argc, char** argv) {
     churn(rounds);
     static const char done[] = "leaks done\n";
     if (write(1, done, sizeof done - 1) < 0) return 1;
+    if (argc > 4) {
+        char c;
+        if (read(0, &c, 1) < 0) return 1;
+    }
     return 0;
 }
