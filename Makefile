@@ -223,7 +223,8 @@ fuzz: $(FUZZ_BINS)
 # multi-trace's run-queue latency vs perf sched record + latency under the same storm
 # (bench/multi_trace_bench.py), profile -F 1000 -g vs perf record + perf script under a CPU-bound load
 # (bench/profile_bench.py), flame-graph rendering of 10k-300k stacks (bench/flamegraph_bench.py),
-# --symbols ----
+# --symbols, and heap profiling of a malloc-heavy process beside heaptrack, valgrind and the gperftools
+# heap checker (bench/heap_bench.py, which builds bench/mallocbench.c itself) ----
 bench: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/pingpong $(BUILD)/bench/spin
 	/usr/bin/python3 bench/trace_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
@@ -236,6 +237,7 @@ bench: deps
 	    { echo "installing: llvm-14 (bench only)"; apt-get update -qq && \
 	      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends llvm-14 >/dev/null; }
 	/usr/bin/python3 bench/symbols_bench.py --perf-prof ./perf-prof
+	/usr/bin/python3 bench/heap_bench.py --perf-prof ./perf-prof
 
 $(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)

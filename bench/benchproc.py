@@ -29,9 +29,9 @@ started = []  # every process the bench started and has not reaped yet
 class Proc:
     """A started process; stop() interrupts it, wait() lets it finish; both return its rusage."""
 
-    def __init__(self, cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
+    def __init__(self, cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, stdin=None, env=None):
         self.cmd = cmd
-        self.p = subprocess.Popen(cmd, stdout=stdout, stderr=stderr)
+        self.p = subprocess.Popen(cmd, stdout=stdout, stderr=stderr, stdin=stdin, env=env)
         self.pid = self.p.pid
         self.status = None
         self.rusage = None

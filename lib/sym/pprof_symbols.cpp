@@ -19,6 +19,12 @@
 // Finally pprof's ShortFunctionName. The two tools' views of one file are PprofImage
 // (pprof_image.cpp).
 //
+// Beyond pprof's view: where pprof names nothing (`??`, or the bare `0x%016x` past nm's last
+// routine), e.g. a stripped file whose functions are only in MiniDebugInfo (.gnu_debugdata) or
+// in a separate debug file without DWARF, the object layer's symbol table (lib/sym/object,
+// SPEC §5.4.3) answers instead, shortened the same way. Everywhere pprof names an address the
+// answer is pprof's. The object's table is read only when one of its addresses needs it.
+//
 // Speed (SPEC §6, issue: 10,000 libLLVM addresses in <= 26 ms from process start to exit):
 // the symbol and string tables are mapped, not copied; tables are sorted as packed keys by
 // radix; each distinct address is resolved once, in address order, by galloping from the
@@ -46,6 +52,7 @@
 
 #include "core/radix_sort.h"
 #include "core/work_pool.h"
+#include "sym/object.h"
 #include "sym/pprof_image.h"
 #include "sym/syms.h"
 
@@ -135,6 +142,35 @@ bool strip_groups(std::string& s, char open, char close, bool with_const) {
         s = std::move(out);
     }
 }
+
+// Whether pprof's answer `n` for `pc` names nothing: `??`, or the bare address nm's view gives
+// past its last routine when addr2line knows nothing either.
+bool unnamed(const std::string& n, uint64_t pc) {
+    if (n == "??") return true;
+    if (n.size() != 18 || n[0] != '0' || n[1] != 'x') return false;
+    uint64_t v;
+    return core::parse_hex(std::string_view(n).substr(2), v) && v == pc;
+}
+
+// Beyond pprof's view: an address pprof leaves unnamed gets the function that the object
+// layer's full sources hold (MiniDebugInfo, the separate debug file by build-id or
+// .gnu_debuglink; SPEC §5.4.3), shortened as pprof would. The object's table is loaded on the
+// first such address (once per object, shared by the workers); runs of addresses in one
+// function reuse the last answer.
+struct Fallback {
+    const Symbol* last = nullptr;
+    std::string last_name;
+
+    void name(Object& obj, uint64_t addr, std::string& out) {
+        const Symbol* s = obj.find(addr);
+        if (!s) return;
+        if (s != last) {
+            last = s;
+            last_name = pprof_short_name(demangle(s->name));
+        }
+        if (!last_name.empty()) out = last_name;
+    }
+};
 
 }  // namespace
 
@@ -276,9 +312,14 @@ std::string pprof_symbols(std::string_view input, const std::string& binary) {
                                   [&](const Item& it) { return !images[it.image]->shared(); });
             pool.run(items.size(), [&](size_t t) {
                 PprofImage& img = *images[items[t].image];
+                Object& obj = *objs[items[t].image];
                 PprofImage::Cursor cur;
+                Fallback fb;
                 for (auto [b, e] : items[t].runs)
-                    for (size_t i = b; i < e; ++i) names[i] = img.name(obj_addrs[i], addrs[i], cur);
+                    for (size_t i = b; i < e; ++i) {
+                        names[i] = img.name(obj_addrs[i], addrs[i], cur);
+                        if (unnamed(names[i], addrs[i])) fb.name(obj, obj_addrs[i], names[i]);
+                    }
             });
 
             // The output, sized first.

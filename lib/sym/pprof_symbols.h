@@ -9,10 +9,10 @@ namespace perfprof::sym {
 // The whole exchange as a pure function: `input` is everything the caller wrote on stdin (a
 // /proc/PID/maps table, then one `0x<hex>` address or one symbol name per line), the result
 // is what goes to stdout. One output line per address line, in input order: the demangled
-// function name, or `??`. A line that starts with 0x/0X but is not a valid 64-bit hex number
-// is still an address line (answered `??`) so that the caller's positional pairing holds.
-// Other non-empty lines are symbol names looked up in `binary`: `0x<file offset>` when found,
-// nothing otherwise. `binary` is opened only if such a line exists. Never throws.
+// function name (pprof's; where pprof has none, the object layer's), or `??`. A line that starts with 0x/0X
+// but is not a valid 64-bit hex number is still an address line (answered `??`) so that the caller's
+// positional pairing holds. Other non-empty lines are symbol names looked up in `binary`: `0x<file offset>`
+// when found, nothing otherwise. `binary` is opened only if such a line exists. Never throws.
 std::string pprof_symbols(std::string_view input, const std::string& binary);
 
 // pprof's ShortFunctionName: the demangled name without argument lists (and `const`), a

@@ -20,7 +20,7 @@ import subprocess
 
 import pytest
 
-from conftest import run, skip_or_fail
+from conftest import REPO, run, skip_or_fail
 
 TCMALLOC_CANDIDATES = [
     "/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4",
@@ -198,6 +198,12 @@ def libstdcxx_maps_line(base):
     path = os.path.realpath("/usr/lib/x86_64-linux-gnu/libstdc++.so.6")
     if not os.path.exists(path):
         skip_or_fail("libstdc++.so.6 not installed (g++)")
+    return exec_maps_line(path, base)
+
+
+def exec_maps_line(path, base):
+    """A maps line placing the executable segment of the ELF `path` at load bias `base`, and
+    that segment's [start, end) as mapped."""
     out = subprocess.run(["readelf", "-lW", path], capture_output=True, text=True, check=True).stdout
     for line in out.splitlines():
         f = line.split()
@@ -428,3 +434,169 @@ def test_symbol_name_lookup_in_binary(perf_prof, workload):
     tb = LibTables(leaker)
     assert int(lines[0], 16) == vals["leaker_alloc_big"] - tb.skew
     assert int(lines[1], 16) == vals["main"] - tb.skew
+
+
+# --------------------------------------------------------------------------- (d) beyond pprof's view
+#
+# Where pprof names nothing (`??`) because the names are only in MiniDebugInfo (.gnu_debugdata)
+# or in a separate debug file that addr2line does not read for symbols, perf-prof answers from
+# the object layer (SPEC §5.4.3). The reference: pprof itself on a twin of the file that keeps
+# its .symtab in the file (`strip -g` of the unstripped build: no DWARF either), i.e. the names
+# pprof would print had it seen those symbols.
+
+FIXTURE_BASE = 0x555555554000
+
+
+@pytest.fixture(scope="module")
+def elf_fixtures(tmp_path_factory):
+    """The ELF fixtures of tests/fixtures/build.sh, built afresh for this module."""
+    for tool in ("gcc", "g++", "objcopy", "strip", "xz", "nm", "readelf"):
+        if not shutil.which(tool):
+            skip_or_fail("%s not installed (gcc, g++, binutils, xz-utils)" % tool)
+    out = tmp_path_factory.mktemp("elf") / "fixtures"
+    r = subprocess.run(["sh", os.path.join(REPO, "tests", "fixtures", "build.sh"), str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    return str(out)
+
+
+def functions(path):
+    """[(value, size, raw name)] of the defined code symbols with a size in `path`'s .symtab."""
+    r = subprocess.run(["nm", "-S", "--defined-only", path], capture_output=True, text=True,
+                       check=True)
+    funcs = []
+    for line in r.stdout.splitlines():
+        p = line.split()
+        if len(p) == 4 and p[2] in "tTW" and int(p[1], 16) > 0:
+            funcs.append((int(p[0], 16), int(p[1], 16), p[3]))
+    return funcs
+
+
+def inside_addresses(funcs, base=FIXTURE_BASE):
+    """Each function's first, middle and last byte, mapped at `base`."""
+    return [base + v + d for v, size, _ in funcs for d in sorted({0, size // 2, size - 1})]
+
+
+def symbolize_at(tool, path, addrs, base=FIXTURE_BASE):
+    """`tool --symbols` for addresses of the executable `path` mapped at `base`: its lines."""
+    line = exec_maps_line(path, base)[0]
+    rc, out, err = symbolize(tool, line + "".join("0x%x\n" % a for a in addrs), binary=path)
+    assert rc == 0
+    lines = out.splitlines()
+    assert len(lines) == len(addrs)
+    return lines, err
+
+
+def symtab_twin(full, tmp_path):
+    """`full` without DWARF but with its .symtab: what pprof names from symbols alone."""
+    twin = str(tmp_path / (os.path.basename(full) + ".symtab-only"))
+    subprocess.run(["strip", "-g", "-o", twin, full], check=True)
+    return twin
+
+
+def check_beyond_pprof(perf_prof, pprof, stripped, full, tmp_path, expect):
+    funcs = functions(full)
+    addrs = inside_addresses(funcs)
+    theirs, _ = symbolize_at(pprof, stripped, addrs)
+    # What this measures: pprof has no name for any of these addresses.
+    assert set(theirs) == {"??"}, theirs
+    ours, err = symbolize_at(perf_prof, stripped, addrs)
+    assert err == ""
+    twin = symtab_twin(full, tmp_path)
+    reference, _ = symbolize_at(pprof, twin, addrs)
+    assert "??" not in reference
+    diffs = [(hex(a), o, r) for a, o, r in zip(addrs, ours, reference) if o != r]
+    print("\n%s: pprof names 0 of %d addresses, perf-prof %d, as pprof names the symbol-table "
+          "twin: %d" % (os.path.basename(stripped), len(addrs), len(addrs) - ours.count("??"),
+                        len(addrs) - len(diffs)))
+    assert not diffs, "(address, perf-prof on stripped, pprof on twin): %s" % diffs[:20]
+    assert expect <= set(ours), expect - set(ours)
+    # The symbol-table twin itself is pprof's to name: identical answers.
+    again, err = symbolize_at(perf_prof, twin, addrs)
+    assert err == "" and again == reference
+
+
+C_FUNCS = {"main", "fixture_add", "fixture_loop", "fixture_print", "fixture_tiny",
+           "static_helper", "static_other", "_start"}
+
+
+@pytest.mark.parametrize("name,expect", [
+    ("c_minidebug", C_FUNCS),
+    ("cxx_localmini", {"main", "outer::inner::Widget::make", "outer::inner::overloaded",
+                       "outer::Counter::count", "std::vector::vector", "joined"}),
+])
+def test_minidebuginfo_names_what_pprof_leaves_unnamed(perf_prof, pprof, elf_fixtures, tmp_path,
+                                                      name, expect):
+    """A stripped executable whose function names are only in .gnu_debugdata (xz): pprof's nm
+    and addr2line see none of them; perf-prof names every function, demangled and shortened as
+    pprof shortens."""
+    path = os.path.join(elf_fixtures, name)
+    check_beyond_pprof(perf_prof, pprof, path, path + ".full", tmp_path, expect)
+
+
+def test_debuglink_symbols_without_dwarf(perf_prof, pprof, elf_fixtures, tmp_path):
+    """A stripped executable whose .gnu_debuglink file holds symbols but no DWARF: addr2line
+    finds nothing to read there, pprof answers `??`; perf-prof names the functions."""
+    path = os.path.join(elf_fixtures, "c_symlink")
+    check_beyond_pprof(perf_prof, pprof, path, path + ".full", tmp_path, C_FUNCS)
+
+
+@pytest.mark.parametrize("name,named", [("c_debuglink", True), ("c_debugid", False)])
+def test_separate_debuginfo_where_pprof_decides(perf_prof, pprof, elf_fixtures, name, named):
+    """c_debuglink: the debug file next to it has DWARF, which pprof's addr2line reads: pprof
+    names every function, and perf-prof prints exactly pprof's names. c_debugid: its debug file
+    is in the fixtures' private debug root, which neither looks in: both answer `??` (the
+    fallback invents nothing)."""
+    path = os.path.join(elf_fixtures, name)
+    addrs = inside_addresses(functions(path + ".full"))
+    theirs, _ = symbolize_at(pprof, path, addrs)
+    ours, err = symbolize_at(perf_prof, path, addrs)
+    assert err == ""
+    assert ours == theirs
+    if named:
+        assert "??" not in theirs and C_FUNCS <= set(theirs)
+    else:
+        assert set(theirs) == {"??"}
+
+
+def test_build_id_debug_file_under_usr_lib_debug(perf_prof, pprof, elf_fixtures, tmp_path):
+    """Separate debug files found by build-id under /usr/lib/debug/.build-id: one with DWARF
+    (pprof's addr2line reads it: identical names) and one with symbols only (pprof: `??`,
+    perf-prof: the names). Each binary gets a random build-id, so that the files put there
+    (and removed after) are this run's own."""
+    root = "/usr/lib/debug/.build-id"
+    if not os.access("/usr/lib/debug", os.W_OK):
+        skip_or_fail("/usr/lib/debug not writable (needs root)")
+    src = os.path.join(REPO, "tests", "fixtures", "fixture_c.c")
+    installed = []
+    try:
+        for variant in ("dwarf", "symbols"):
+            bid = os.urandom(20).hex()
+            full = str(tmp_path / ("c_bid_%s.full" % variant))
+            stripped = str(tmp_path / ("c_bid_%s" % variant))
+            subprocess.run(["gcc", "-O1", "-g", "-fno-inline", "-Wl,--build-id=0x" + bid, "-pie",
+                            "-fPIE", "-I", os.path.dirname(src), '-DVARIANT="c_bid"', "-o", full,
+                            src], check=True)
+            assert build_id(full) == bid
+            debug = os.path.join(root, bid[:2], bid[2:] + ".debug")
+            os.makedirs(os.path.dirname(debug), exist_ok=True)
+            installed.append(debug)
+            subprocess.run(["objcopy", "--only-keep-debug", full, debug], check=True)
+            if variant == "symbols":
+                subprocess.run(["strip", "-g", debug], check=True)
+            subprocess.run(["strip", "-o", stripped, full], check=True)
+            if variant == "symbols":
+                check_beyond_pprof(perf_prof, pprof, stripped, full, tmp_path, C_FUNCS)
+            else:
+                addrs = inside_addresses(functions(full))
+                theirs, _ = symbolize_at(pprof, stripped, addrs)
+                ours, err = symbolize_at(perf_prof, stripped, addrs)
+                assert err == "" and ours == theirs
+                assert "??" not in theirs and C_FUNCS <= set(theirs)
+    finally:
+        for debug in installed:
+            try:
+                os.unlink(debug)
+                os.rmdir(os.path.dirname(debug))  # only if this run made it and it is empty
+            except OSError:
+                pass
