@@ -40,6 +40,26 @@ std::vector<std::string> split_spaces(std::string_view s) {
     return out;
 }
 
+// The items of an argument string: split on spaces, except inside brackets (arm64's
+// "8@[sp, 16]" is one item).
+std::vector<std::string> split_args(std::string_view s) {
+    std::vector<std::string> out;
+    std::string cur;
+    int depth = 0;
+    for (char c : s) {
+        if (c == '[') ++depth;
+        if (c == ']' && depth > 0) --depth;
+        if (c == ' ' && depth == 0) {
+            if (!cur.empty()) out.push_back(std::move(cur));
+            cur.clear();
+            continue;
+        }
+        cur += c;
+    }
+    if (!cur.empty()) out.push_back(std::move(cur));
+    return out;
+}
+
 // An address of `n` bytes in the file's byte order.
 uint64_t read_addr(const unsigned char* p, size_t n, bool big_endian) {
     uint64_t v = 0;
@@ -292,7 +312,7 @@ std::optional<std::string> sdt_type_suffix(long size) {
 
 SdtArgs sdt_uprobe_args(std::string_view args, const std::vector<std::string>* argfmt, SdtArch arch) {
     SdtArgs out;
-    std::vector<std::string> items = split_spaces(args);
+    std::vector<std::string> items = split_args(args);
     if (argfmt && items.size() > argfmt->size()) items.resize(argfmt->size());
     for (size_t i = 0; i < items.size(); ++i) {
         std::string_view item = items[i];

@@ -67,10 +67,9 @@ struct SdtArgs {
     std::vector<std::string> skipped;  // operands that have no uprobe form, as written
     bool bad_type = false;             // a size beyond 8 bytes: no definition can be made
 };
-// §7.3: the argument string split on spaces, each "[N@]OP" → " arg{i}={op}{suffix}" (i the
-// argument's position, from 1), or with ARGFMT (`argfmt` non-null) only its first
-// argfmt->size() arguments, an item containing "%s" giving " " + the item with %s replaced
-// by the operand.
+// §7.3: the argument string split on spaces (not inside brackets), each "[N@]OP" → " arg{i}={op}{suffix}" (i
+// the argument's position, from 1), or with ARGFMT (`argfmt` non-null) only its first argfmt->size()
+// arguments, an item containing "%s" giving " " + the item with %s replaced by the operand.
 SdtArgs sdt_uprobe_args(std::string_view args, const std::vector<std::string>* argfmt,
                         SdtArch arch = kSdtHostArch);
 
