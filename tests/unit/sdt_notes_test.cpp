@@ -11,6 +11,8 @@
 #include <fstream>
 #include <string>
 
+#include "shell.h"
+
 namespace fs = std::filesystem;
 using namespace perfprof::sym;
 
@@ -90,6 +92,17 @@ struct OperandCase {
     const char* out;  // nullptr: unsupported
 };
 
+template <size_t N>
+void check_operands(const OperandCase (&cases)[N], SdtArch arch) {
+    for (const OperandCase& c : cases) {
+        std::optional<std::string> got = sdt_operand(c.in, arch);
+        if (c.out)
+            EXPECT_EQ(got.value_or("<unsupported>"), c.out) << c.in;
+        else
+            EXPECT_FALSE(got) << c.in << " -> " << *got;
+    }
+}
+
 TEST(SdtOperand, X86Table) {
     const OperandCase cases[] = {
         {"24(%rdi)", "+24(%di)"},
@@ -127,13 +140,7 @@ TEST(SdtOperand, X86Table) {
         {"8%rax", nullptr},
         {"24(%rdi", nullptr},
     };
-    for (const OperandCase& c : cases) {
-        std::optional<std::string> got = sdt_operand(c.in, SdtArch::X86_64);
-        if (c.out)
-            EXPECT_EQ(got.value_or("<unsupported>"), c.out) << c.in;
-        else
-            EXPECT_FALSE(got) << c.in << " -> " << *got;
-    }
+    check_operands(cases, SdtArch::X86_64);
 }
 
 TEST(SdtOperand, Arm64Table) {
@@ -143,13 +150,7 @@ TEST(SdtOperand, Arm64Table) {
         {"x32", nullptr}, {"[x19, 8]", nullptr}, {"#5", nullptr},
         {"sp", nullptr},
     };
-    for (const OperandCase& c : cases) {
-        std::optional<std::string> got = sdt_operand(c.in, SdtArch::Arm64);
-        if (c.out)
-            EXPECT_EQ(got.value_or("<unsupported>"), c.out) << c.in;
-        else
-            EXPECT_FALSE(got) << c.in << " -> " << *got;
-    }
+    check_operands(cases, SdtArch::Arm64);
 }
 
 TEST(SdtType, Suffixes) {
@@ -222,26 +223,14 @@ TEST(SdtDefinition, Head) {
 
 // ---- notes of real files ----
 
-std::string self_exe() {
-    std::error_code ec;
-    return fs::read_symlink("/proc/self/exe", ec).string();
-}
+using perfprof::test::self_exe;
 
 // The usdt_app workload beside this test binary (build/unit_tests → build/workloads/).
 std::string workload_path() {
     return (fs::path(self_exe()).parent_path() / "workloads/usdt_app").string();
 }
 
-std::string run(const std::string& cmd) {
-    std::string out;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (!p) return out;
-    char buf[4096];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-    ::pclose(p);
-    return out;
-}
+using perfprof::test::run;
 
 TEST(SdtNotes, WorkloadMatchesReadelf) {
     const std::string wl = workload_path();
