@@ -46,8 +46,9 @@ struct Run {
 
     // The definition of `p` (kind 'p' or '-'), with the stderr notes of §7.3; empty when it
     // cannot be made.
-    std::string definition(char kind, const sym::SdtProbe& p, const sym::SdtSpec& spec, bool is64) {
+    std::string definition(char kind, const sym::SdtProbe& p, const sym::SdtSpec& spec) {
         sym::SdtArgs args = sym::sdt_uprobe_args(p.args, spec.has_argfmt ? &spec.argfmt : nullptr);
+        std::fflush(stdout);  // the notes below after the probe's line, also on one terminal
         if (args.bad_type) {
             std::fprintf(stderr, "Failed to get a valid sdt type\n");
             status = 1;
@@ -55,24 +56,24 @@ struct Run {
         }
         for (const std::string& op : args.skipped)
             std::fprintf(stderr, "Skipping unsupported SDT argument: %s\n", op.c_str());
-        return sym::sdt_uprobe_head(kind, p, spec.binpath, is64) + args.text;
+        return sym::sdt_uprobe_head(kind, p, spec.binpath) + args.text;
     }
 
-    void list(const sym::SdtProbe& p, const sym::SdtSpec& spec, bool is64) {
+    void list(const sym::SdtProbe& p, const sym::SdtSpec& spec) {
         std::printf("%s:%s@%s\n", p.provider.c_str(), p.name.c_str(), spec.binpath.c_str());
         if (verbose <= 0) return;
-        int w = is64 ? 16 : 8;
+        const int w = sym::kSdtHexDigits;
         std::printf("    Addr: 0x%0*llx, Base: 0x%0*llx, Semaphore: 0x%0*llx\n", w,
                     static_cast<unsigned long long>(p.pc), w, static_cast<unsigned long long>(p.base), w,
                     static_cast<unsigned long long>(p.semaphore));
         std::printf("    Arguments: %s\n", p.args.c_str());
-        std::string def = definition('p', p, spec, is64);
+        std::string def = definition('p', p, spec);
         if (!def.empty()) std::printf("    Uprobe: %s\n", def.c_str());
     }
 
-    void change(const sym::SdtProbe& p, const sym::SdtSpec& spec, bool is64) {
+    void change(const sym::SdtProbe& p, const sym::SdtSpec& spec) {
         std::printf("%s:%s@%s\n", p.provider.c_str(), p.name.c_str(), spec.binpath.c_str());
-        std::string def = definition(sub == Sub::Add ? 'p' : '-', p, spec, is64);
+        std::string def = definition(sub == Sub::Add ? 'p' : '-', p, spec);
         if (def.empty()) return;
         std::string echo = tep::uprobe_events_echo(def);
         if (verbose > 0) std::printf("    %s\n", echo.c_str());
@@ -96,9 +97,9 @@ struct Run {
         for (const sym::SdtProbe& p : notes->probes) {
             if (!sym::sdt_matches(spec, p)) continue;
             if (sub == Sub::List)
-                list(p, spec, notes->is64);
+                list(p, spec);
             else
-                change(p, spec, notes->is64);
+                change(p, spec);
         }
     }
 };

@@ -348,9 +348,9 @@ SdtArgs sdt_uprobe_args(std::string_view args, const std::vector<std::string>* a
     return out;
 }
 
-std::string sdt_uprobe_head(char kind, const SdtProbe& p, const std::string& binpath, bool is64) {
+std::string sdt_uprobe_head(char kind, const SdtProbe& p, const std::string& binpath) {
     std::string s = std::string(1, kind) + ":" + p.provider + "/" + p.name + " " + binpath + ":0x" +
-                    hex(p.offset, is64 ? 16 : 8);
+                    hex(p.offset, kSdtHexDigits);
     if (p.sem_offset) s += "(0x" + hex(p.sem_offset, 0) + ")";
     return s;
 }

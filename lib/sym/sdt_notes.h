@@ -31,7 +31,7 @@ struct SdtProbe {
 };
 
 struct SdtNotes {
-    bool is64 = true;              // ELFCLASS64: 8-byte addresses, 16-digit offsets in definitions
+    bool is64 = true;              // ELFCLASS64: 8-byte addresses in the notes
     std::vector<SdtProbe> probes;  // valid probes, in note order
     // "WARNING: invalid address 0x... for probe (provider,name) in binary PATH", one per probe
     // whose pc is below the first executable section; those probes are not in `probes`.
@@ -73,8 +73,12 @@ struct SdtArgs {
 SdtArgs sdt_uprobe_args(std::string_view args, const std::vector<std::string>* argfmt,
                         SdtArch arch = kSdtHostArch);
 
+// The hex digits of addresses in definitions and `list -v`: those of this build's pointers
+// (§7.3 "x16"), as the kernel prints and matches offsets whatever the binary's class.
+constexpr int kSdtHexDigits = int(sizeof(void*) * 2);
+
 // The head of a definition without its arguments, §7.3:
 // "{p|-}:{provider}/{name} {binpath}:0x{offset:016x}[(0x{sem_offset:x})]".
-std::string sdt_uprobe_head(char kind, const SdtProbe& p, const std::string& binpath, bool is64);
+std::string sdt_uprobe_head(char kind, const SdtProbe& p, const std::string& binpath);
 
 }  // namespace perfprof::sym

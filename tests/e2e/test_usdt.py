@@ -5,7 +5,8 @@
 
 Workload (tests/workloads/usdt_app.c): `usdt_app N` fires ppapp:start once, ppapp:tick(i, ptr),
 ppapp:value(3i, -1, 7, 6i) and ppapp:sem(i) (only while its semaphore is held) N times each,
-then ppapp:done(N) once.
+then ppapp:done(N) and ppodd:konst(5, N) once; the constant 5 is an operand `$5`, which has
+no uprobe form.
 
 Every test that touches tracefs uses the `uprobes` fixture: whatever it finds in uprobe_events
 for this workload or the ppapp group is what it leaves there, and no line it found is lost."""
@@ -21,6 +22,8 @@ from test_trace import parse
 
 GROUP = "ppapp"
 NAMES = ["tick", "value", "sem", "start", "done"]  # note order in the workload
+ALL = [(GROUP, n) for n in NAMES] + [("ppodd", "konst")]
+SKIP_KONST = "Skipping unsupported SDT argument: $5\n"
 
 
 def usdt(pp, args, timeout=30):
@@ -95,7 +98,7 @@ def uprobes(pp, needs_root, app):
     before = uprobe_lines(path)
 
     def ours(lines):
-        return [l for l in lines if l[2:].startswith(GROUP + "/") or (" " + app + ":") in l]
+        return [l for l in lines if l[2:].startswith((GROUP + "/", "ppodd/")) or (" " + app + ":") in l]
 
     try:
         yield path
@@ -118,7 +121,7 @@ def uprobes(pp, needs_root, app):
 
 def test_list_matches_readelf(pp, app):
     notes = readelf_notes(app)
-    assert [(n["provider"], n["name"]) for n in notes] == [(GROUP, n) for n in NAMES]
+    assert [(n["provider"], n["name"]) for n in notes] == ALL
     out = ok(pp, ["list", app])
     assert out.splitlines() == ["%s:%s@%s" % (n["provider"], n["name"], app) for n in notes]
 
@@ -128,7 +131,9 @@ def test_list_verbose_matches_readelf(pp, app):
     base_addr, base_off = section(app, ".stapsdt.base")
     probes_addr, probes_off = section(app, ".probes")
     for opts in (["-v", "list"], ["list", "-v"]):
-        lines = ok(pp, opts + [app]).splitlines()
+        rc, out, err = usdt(pp, opts + [app])
+        assert rc == 0 and err == SKIP_KONST, err
+        lines = out.splitlines()
         assert len(lines) == 4 * len(notes), lines
         for i, n in enumerate(notes):
             head, addr, args, uprobe = lines[4 * i:4 * i + 4]
@@ -140,13 +145,14 @@ def test_list_verbose_matches_readelf(pp, app):
             if n["sem"]:
                 want += "(0x%x)" % (n["sem"] - probes_addr + probes_off)
             assert uprobe.startswith(want + (" " if n["args"] else "")) and (n["args"] or uprobe == want), uprobe
-            # One fetch argument per note argument, its type from the note's signed size.
+            # One fetch argument per note argument but constants, named by its position, its
+            # type from the note's signed size.
             fetch = uprobe[len(want):].split()
-            sizes = [a.split("@")[0] for a in n["args"].split()]
-            assert len(fetch) == len(sizes)
-            for j, (f, size) in enumerate(zip(fetch, sizes)):
-                s = int(size)
-                assert re.fullmatch(r"arg%d=[-+%%].*:%s%d" % (j + 1, "s" if s < 0 else "u", 8 * abs(s)), f), f
+            items = [a.split("@") for a in n["args"].split()]
+            expect = [(j + 1, int(size)) for j, (size, op) in enumerate(items) if not op.startswith("$")]
+            assert len(fetch) == len(expect)
+            for f, (j, s) in zip(fetch, expect):
+                assert re.fullmatch(r"arg%d=[-+%%].*:%s%d" % (j, "s" if s < 0 else "u", 8 * abs(s)), f), f
     # Exactly one probe (ppapp:sem) has a semaphore, and the Uprobe line above gives its offset.
     assert sum(1 for n in notes if n["sem"]) == 1
 
@@ -256,6 +262,21 @@ def test_add_existing_and_del_missing_fail(pp, uprobes, app):
     assert rc == 1
     assert re.fullmatch(r"    echo '-:ppapp/start %s:0x[0-9a-f]{16}' > %s failed, -2\(No such file or directory\)\n"
                         % (re.escape(app), re.escape(uprobes)), err), err
+
+
+def test_unsupported_operand_is_skipped(pp, uprobes, app):
+    spec = "ppodd:konst@" + app
+    rc, out, err = usdt(pp, ["add", spec])
+    assert rc == 0 and out == spec + "\n" and err == SKIP_KONST
+    line = [l for l in uprobe_lines(uprobes) if l.startswith("p:ppodd/konst ")]
+    assert len(line) == 1 and re.search(r":0x[0-9a-f]{16} arg2=%\w+:s64$", line[0]), line
+    rc, out, err = pp.run(["trace", "-e", "ppodd:konst", "--", app, "42"])
+    assert rc == 0 and err == ""
+    evs = parse(out)
+    assert len(evs) == 1 and evs[0].info.endswith(" arg2=42"), out
+    rc, out, err = usdt(pp, ["del", spec])
+    assert rc == 0 and err == SKIP_KONST
+    assert not [l for l in uprobe_lines(uprobes) if l.startswith("p:ppodd/")]
 
 
 # --------------------------------------------------------------------------- usage errors

@@ -7,6 +7,7 @@
 //               and an int on the stack (i * 6)
 // ppapp:sem     N times, but only while a tracer holds its semaphore (in section .probes)
 // ppapp:done    once, argument: N
+// ppodd:konst   once, arguments: the constant 5 (an operand "$5", which has no uprobe form), N
 #include <stdlib.h>
 #include <sys/sdt.h>
 
@@ -49,5 +50,6 @@ int main(int argc, char** argv) {
         sem(i);
     }
     DTRACE_PROBE1(ppapp, done, n);
+    DTRACE_PROBE2(ppodd, konst, 5, n);
     return 0;
 }
