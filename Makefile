@@ -127,6 +127,9 @@ $(BUILD)/unit_tests: $(UNIT_OBJS) $(LIB_OBJS)
 	@echo "  LINK     $@"
 	@$(CXX) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lgtest -lgtest_main
 
+# sdt_notes_test reads the USDT notes of the usdt_app workload beside the test binary.
+$(BUILD)/unit_tests: | $(BUILD)/workloads/usdt_app
+
 unit: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests --gtest_brief=1
 

@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "shell.h"
+
 extern "C" __attribute__((noinline, used)) int object_test_target(int x) {
     asm volatile("" ::: "memory");
     return x + 7;
@@ -27,21 +29,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string self_exe() {
-    return fs::read_symlink("/proc/self/exe").string();
-}
-
-// stdout of a shell command; empty when it cannot run.
-std::string run(const std::string& cmd) {
-    std::string out;
-    FILE* p = ::popen(cmd.c_str(), "r");
-    if (!p) return out;
-    char buf[65536];
-    size_t n;
-    while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-    ::pclose(p);
-    return out;
-}
+using test::run;
+using test::self_exe;
 
 bool have_binutils() {
     return !run("command -v nm readelf 2>/dev/null").empty();
