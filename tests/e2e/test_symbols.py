@@ -22,27 +22,12 @@ import pytest
 
 from conftest import REPO, run, skip_or_fail
 
-TCMALLOC_CANDIDATES = [
-    "/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4",
-    "/usr/lib/libtcmalloc.so.4",
-    "/usr/lib64/libtcmalloc.so.4",
-]
-
-
 @pytest.fixture(scope="module")
 def pprof():
     p = shutil.which("google-pprof") or shutil.which("pprof")
     if not p:
         skip_or_fail("google-pprof not installed (package google-perftools; run `make deps`)")
     return p
-
-
-@pytest.fixture(scope="module")
-def tcmalloc():
-    for c in TCMALLOC_CANDIDATES:
-        if os.path.exists(c):
-            return c
-    skip_or_fail("libtcmalloc.so.4 not installed (package libgoogle-perftools4; run `make deps`)")
 
 
 def need_tool(name):
