@@ -16,6 +16,7 @@ import time
 import pytest
 
 from conftest import WALL_RE, assert_not_crashed, perf_stat_count
+from test_pprof import pprof  # noqa: F401 (the go tool pprof fixture)
 
 FILP_ALLOC = 'kmem:kmem_cache_alloc/name=="filp"/'
 FILP_FREE = 'kmem:kmem_cache_free/name=="filp"/'
@@ -300,3 +301,31 @@ def test_bad_input(pp, needs_root, args, message):
     lines = err.splitlines()
     assert len(lines) == 1 and message in lines[0], err
     assert tracefs_probes() == before
+
+
+def test_lost_events_report_in_advance(pp, needs_root, workload):
+    """A one-page ring loses events under 3000 pipes: before the loss window each time, the
+    outstanding allocations are reported early (SPEC §4.5.4); the loss itself is said on stderr."""
+    rc, out, err = pp.run(["kmemleak", "--alloc", "kmem:kmalloc", "--free", "kmem:kfree", "-g", "-m", "1", "--",
+                           workload("kalloc"), "pipes", "3000"])
+    assert rc == 0, err
+    assert err and all(re.match(WALL_RE + r" kmemleak: lost \d+ events \(total\)$", l) for l in err.splitlines()), err
+    lines = out.splitlines()
+    early = [i for i, l in enumerate(lines) if re.fullmatch(WALL_RE + " Report memory leaks in advance due to lost", l)]
+    assert early, out
+    for i in early:
+        # A full report follows at once: the statistics, then the leaked-bytes report.
+        assert re.fullmatch(WALL_RE + " ", lines[i + 1]) and lines[i + 2] == "KMEMLEAK STATS:", lines[i:i + 4]
+        assert lines[i + 5] == "LEAKED BYTES REPORT:", lines[i:i + 7]
+    assert len(stats(out)) == len(early) + 1, out
+
+
+def test_pprof_counts_reported_objects(pp, needs_root, workload, pprof, tmp_path):
+    """--pprof with -g writes the reported allocations' stacks as a pprof profile: a count of
+    leaked objects per stack, which go tool pprof reads back."""
+    path = str(tmp_path / "leaks.pb.gz")
+    n, m = 3, 2
+    hold_run(pp, workload, ["--alloc", EVENTFD_ALLOC, "--free", "kmem:kfree", "-g", "--pprof", path], n, 10, m)
+    top = pprof("-top", path)
+    assert "Type: leaked_objects" in top, top
+    assert re.search(r"^ +0 +0%% +\S+ +%d +100%% +do_eventfd$" % (n + m), top, re.M), top
