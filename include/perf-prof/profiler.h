@@ -75,6 +75,8 @@ public:
     virtual tep::Tep& tep() = 0;                                  // tracefs formats (mounts tracefs)
     virtual std::string_view comm(uint32_t tid) = 0;              // task name, "<...>" when unknown
     virtual void wall(uint64_t perf_time, std::string& out) = 0;  // appends WALL(ev), 26 characters
+    // WALL(ev) as CLOCK_REALTIME ns: ages on the wall clock (kmemleak --than).
+    virtual int64_t realtime(uint64_t perf_time) = 0;
     virtual FILE* out() = 0;                                      // stdout, or the -o file
     virtual const filter::EvalHooks* eval_hooks() = 0;            // comm_get, syscall_name, ... for EXPRs
     // The threads the session is attached to (-p, -t, a workload), ascending; empty on CPUs.

@@ -25,6 +25,7 @@ struct Session::Device final : Context {
     tep::Tep& tep() override { return session.tep(); }
     std::string_view comm(uint32_t tid) override { return session.comm(tid); }
     void wall(uint64_t t, std::string& out) override { core::append_wall(session.realtime(t), out); }
+    int64_t realtime(uint64_t t) override { return session.realtime(t); }
     FILE* out() override { return stdout; }
     const filter::EvalHooks* eval_hooks() override { return session.eval_hooks(); }
     const std::vector<int>& threads() const override { return session.tids_; }

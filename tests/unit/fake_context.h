@@ -32,6 +32,7 @@ public:
         return comms_.try_emplace(tid, comm_of_(tid)).first->second;
     }
     void wall(uint64_t, std::string& out) override { out += wall_; }
+    int64_t realtime(uint64_t t) override { return int64_t(t); }
     FILE* out() override { return out_; }
     const filter::EvalHooks* eval_hooks() override { return nullptr; }
     const std::vector<int>& threads() const override { return threads_; }
