@@ -241,13 +241,9 @@ private:
 
     // SPEC §4.5.3 step 1, with §4.5.5's ALLOC LIST line for SIGUSR1.
     void stats(std::string& out, bool list) const {
-        core::append_wall(core::realtime_now_ns(), out);
-        out += " \nKMEMLEAK STATS:\n";
-        if (list)
-            out += "ALLOC LIST num " + std::to_string(table_.size()) + " mem " +
-                   std::to_string(table_.bytes()) + "\n";
-        out +=
-            "TOTAL alloc " + std::to_string(total_alloc_) + " free " + std::to_string(total_free_) + "\n\n";
+        const heap::AllocList alloc_list{table_.size(), table_.bytes()};
+        heap::append_stats(total_alloc_, total_free_, list ? &alloc_list : nullptr, out);
+        out += '\n';
     }
 
     // SPEC §4.5.3: the statistics, then the outstanding allocations (older than --than), which

@@ -8,12 +8,13 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <fstream>
 #include <sstream>
 
 #include "core/fd.h"
+#include "core/text.h"
 #include "perf-prof/error.h"
 #include "sym/object.h"
+#include "sym/syms.h"
 
 namespace perfprof::heap {
 
@@ -178,8 +179,8 @@ Allocator choose_allocator(const std::vector<std::string>& objects) {
 
 Allocator find_allocator(int pid) {
     const std::string proc = "/proc/" + std::to_string(pid);
-    std::ifstream maps(proc + "/maps");
-    if (!maps) throw Error("kmemleak --user: no process " + std::to_string(pid));
+    const std::string maps = core::read_file_or_empty(proc + "/maps");
+    if (maps.empty()) throw Error("kmemleak --user: no process " + std::to_string(pid));
     std::vector<std::string> objects;
     char exe[4096];
     ssize_t n = ::readlink((proc + "/exe").c_str(), exe, sizeof exe - 1);
@@ -190,12 +191,11 @@ Allocator find_allocator(int pid) {
         if (std::find(objects.begin(), objects.end(), p) == objects.end()) objects.push_back(p);
     };
     std::vector<std::string> libs;
-    std::string line;
-    while (std::getline(maps, line)) {
-        size_t slash = line.find('/');
-        if (slash == std::string::npos || line.find(" (deleted)") != std::string::npos) continue;
-        std::string path = line.substr(slash);
-        if (path != exe_path) libs.push_back(path);
+    sym::MapsLine m;
+    for (size_t pos = 0; pos < maps.size();) {
+        if (!sym::parse_maps_line(core::next_line(maps, pos), m)) continue;
+        if (m.path.empty() || m.path[0] != '/' || m.path.ends_with(" (deleted)")) continue;
+        if (m.path != exe_path) libs.push_back(m.path);
     }
     if (!exe_path.empty()) add(exe_path);
     // Interposers before libc, as the loader orders a preloaded allocator.

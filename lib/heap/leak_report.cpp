@@ -2,7 +2,18 @@
 
 #include <algorithm>
 
+#include "core/time.h"
+
 namespace perfprof::heap {
+
+void append_stats(uint64_t total_alloc, uint64_t total_free, const AllocList* alloc_list, std::string& out) {
+    core::append_wall(core::realtime_now_ns(), out);
+    out += " \nKMEMLEAK STATS:\n";
+    if (alloc_list)
+        out += "ALLOC LIST num " + std::to_string(alloc_list->num) + " mem " +
+               std::to_string(alloc_list->mem) + "\n";
+    out += "TOTAL alloc " + std::to_string(total_alloc) + " free " + std::to_string(total_free) + "\n";
+}
 
 void append_leak_groups(std::vector<LeakGroup>& groups, stack::Printer& printer, int max_stack, bool comms,
                         const char* title, std::string& out, const char* lead) {

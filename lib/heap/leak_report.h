@@ -23,6 +23,14 @@ struct LeakGroup {
     std::vector<CommTally> comms;  // --comm: per allocating task name
 };
 
+// The statistics block (SPEC §4.5.3 step 1): "{WALL(now)} ", "KMEMLEAK STATS:", with
+// `alloc_list` §4.5.5's "ALLOC LIST num {objects} mem {bytes}" (SIGUSR1), and
+// "TOTAL alloc {A} free {F}", each on its own line.
+struct AllocList {
+    uint64_t num = 0, mem = 0;
+};
+void append_stats(uint64_t total_alloc, uint64_t total_free, const AllocList* alloc_list, std::string& out);
+
 // Sorts the groups (bytes descending, then pid ascending; each comm list by bytes, then objects,
 // descending) and appends, per group:
 //   Leak of {bytes} bytes in {objects} objects allocated from:

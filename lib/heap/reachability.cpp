@@ -1,6 +1,5 @@
 #include "heap/reachability.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -8,10 +7,12 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 
 #include "core/fd.h"
+#include "core/text.h"
+#include "perf/proc_tasks.h"
+#include "sym/syms.h"
 
 namespace perfprof::heap {
 
@@ -121,12 +122,9 @@ namespace {
 // thread in a syscall and "-1 SP PC" for one stopped elsewhere; "running" has none.
 std::vector<uint64_t> thread_sps(int pid) {
     std::vector<uint64_t> sps;
-    const std::string task = "/proc/" + std::to_string(pid) + "/task";
-    std::unique_ptr<DIR, int (*)(DIR*)> dir(::opendir(task.c_str()), &::closedir);
-    if (!dir) return sps;
-    while (dirent* d = ::readdir(dir.get())) {
-        if (d->d_name[0] < '0' || d->d_name[0] > '9') continue;
-        std::ifstream in(task + "/" + d->d_name + "/syscall");
+    const std::string task = "/proc/" + std::to_string(pid) + "/task/";
+    for (int tid : perf::tasks_of(pid)) {
+        std::ifstream in(task + std::to_string(tid) + "/syscall");
         std::vector<std::string> f;
         for (std::string w; in >> w;) f.push_back(w);
         if (f.size() >= 3 && f[0] != "running") sps.push_back(std::stoull(f[f.size() - 2], nullptr, 16));
@@ -140,18 +138,13 @@ std::vector<Region> process_roots(int pid, uint64_t extra_sp) {
     std::vector<uint64_t> sps = thread_sps(pid);
     if (extra_sp) sps.push_back(extra_sp);
     std::vector<Region> roots;
-    std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
-    std::string line;
-    while (std::getline(maps, line)) {
-        std::istringstream in(line);
-        std::string range, perms, offset, dev, inode, path;
-        in >> range >> perms >> offset >> dev >> inode;
-        std::getline(in >> std::ws, path);
-        if (perms.size() < 2 || perms[0] != 'r' || perms[1] != 'w') continue;
-        if (path == "[vvar]" || path == "[vsyscall]" || path == "[vvar_vclock]") continue;
-        Region r;
-        r.start = std::stoull(range.substr(0, range.find('-')), nullptr, 16);
-        r.end = std::stoull(range.substr(range.find('-') + 1), nullptr, 16);
+    const std::string maps = core::read_file_or_empty("/proc/" + std::to_string(pid) + "/maps");
+    sym::MapsLine m;
+    for (size_t pos = 0; pos < maps.size();) {
+        if (!sym::parse_maps_line(core::next_line(maps, pos), m)) continue;
+        if (m.perms[0] != 'r' || m.perms[1] != 'w') continue;
+        if (m.path == "[vvar]" || m.path == "[vsyscall]" || m.path == "[vvar_vclock]") continue;
+        Region r{m.start, m.end};
         for (uint64_t sp : sps)
             if (sp >= r.start && sp < r.end) r.start = std::max(r.start, (sp - 128) & ~uint64_t(7));
         roots.push_back(r);

@@ -20,6 +20,7 @@
 #include "heap/leak_report.h"
 #include "heap/reachability.h"
 #include "perf-prof/error.h"
+#include "perf/proc_tasks.h"
 #include "perf/workload.h"
 #include "stack/flame_graph.h"
 #include "stack/pprof_stacks.h"
@@ -80,20 +81,11 @@ int tgid_of(int tid) {
     return -1;
 }
 
-// The process's state letter ('T' stopped, 'Z' zombie, ...), 0 when gone.
-char proc_state(int pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
-    std::string s;
-    if (!std::getline(in, s)) return 0;
-    size_t paren = s.rfind(')');
-    return paren == std::string::npos || paren + 2 >= s.size() ? 0 : s[paren + 2];
-}
-
 bool wait_stopped(int pid) {
     for (int i = 0; i < 3000; i++) {  // up to 3 s
-        char st = proc_state(pid);
+        const char st = perf::task_state(pid);
         if (st == 'T' || st == 't') return true;
-        if (st == 0 || st == 'Z' || st == 'X') return false;
+        if (!perf::alive_state(st)) return false;
         ::usleep(1000);
     }
     return false;
@@ -171,15 +163,12 @@ public:
 
     void sigusr1() override {
         std::string out;
-        core::append_wall(core::realtime_now_ns(), out);
-        out += " \nKMEMLEAK STATS:\n";
-        uint64_t n = 0, bytes = 0;
+        AllocList list;
         for_each_alloc([&](uint64_t, const BpfAlloc& a) {
-            n++;
-            bytes += a.size;
+            list.num++;
+            list.mem += a.size;
         });
-        out += "ALLOC LIST num " + std::to_string(n) + " mem " + std::to_string(bytes) + "\n";
-        append_totals(out);
+        append_stats(&list, out);
         std::fputs(out.c_str(), ctx_.out());
         std::fflush(ctx_.out());
     }
@@ -239,9 +228,9 @@ private:
         return it->second;
     }
 
-    void append_totals(std::string& out) {
-        out += "TOTAL alloc " + std::to_string(skel_->bss->total_alloc) + " free " +
-               std::to_string(skel_->bss->total_free) + "\n";
+    // The statistics block, and the calls the maps could not hold.
+    void append_stats(const AllocList* list, std::string& out) {
+        heap::append_stats(skel_->bss->total_alloc, skel_->bss->total_free, list, out);
         if (skel_->bss->dropped_allocs || skel_->bss->dropped_stacks)
             out += "DROPPED allocs " + std::to_string(skel_->bss->dropped_allocs) + " stacks " +
                    std::to_string(skel_->bss->dropped_stacks) + "\n";
@@ -252,8 +241,8 @@ private:
     // The final report also feeds --flame-graph and --pprof.
     void report(bool at_exit, bool final) {
         bool stopped_here = false, scannable = false;
-        const char st = proc_state(tgid_);
-        if (st && st != 'Z' && st != 'X') {
+        const char st = perf::task_state(tgid_);
+        if (perf::alive_state(st)) {
             if (!at_exit && st != 'T' && st != 't') {
                 stopped_here = ::kill(tgid_, SIGSTOP) == 0;
             }
@@ -283,7 +272,7 @@ private:
             uint64_t bytes = 0, objects = 0;
         };
         std::map<uint64_t, Sum> leaked, in_use;
-        uint64_t leak_bytes = 0, leak_objects = 0, use_bytes = 0;
+        uint64_t leak_bytes = 0, leak_objects = 0, use_bytes = 0, use_objects = 0;
         for (size_t i = 0; i < live.size(); i++) {
             const BpfAlloc& a = live[i].second;
             if (o_.than_ns && now - a.time <= o_.than_ns) continue;
@@ -291,6 +280,7 @@ private:
             u.bytes += a.size;
             u.objects++;
             use_bytes += a.size;
+            use_objects++;
             if (scannable && !reachable[i]) {
                 Sum& l = leaked[a.stack];
                 l.bytes += a.size;
@@ -301,9 +291,7 @@ private:
         }
 
         std::string out;
-        core::append_wall(core::realtime_now_ns(), out);
-        out += " \nKMEMLEAK STATS:\n";
-        append_totals(out);
+        append_stats(nullptr, out);
         out += "\n";
         auto groups = [&](const std::map<uint64_t, Sum>& sums) {
             std::vector<LeakGroup> g;
@@ -321,8 +309,6 @@ private:
             out += "LEAKED BYTES REPORT: unknown: process " + std::to_string(tgid_) +
                    " ended without exit(), its memory could not be scanned\n";
         }
-        size_t use_objects = 0;
-        for (const auto& [k, s] : in_use) use_objects += s.objects;
         out += "IN-USE BYTES REPORT: " + std::to_string(use_bytes) + " bytes in " +
                std::to_string(use_objects) + " objects\n";
         std::vector<LeakGroup> g = groups(in_use);

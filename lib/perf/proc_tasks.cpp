@@ -22,16 +22,20 @@ std::vector<int> tasks_of(int pid) {
     return tids;
 }
 
-bool task_alive(int tid) {
+char task_state(int tid) {
     std::FILE* f = std::fopen(("/proc/" + std::to_string(tid) + "/stat").c_str(), "re");
-    if (!f) return false;
+    if (!f) return 0;
     char buf[512];
     const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
     std::fclose(f);
     buf[n] = '\0';
     // The state follows the name, which is in parentheses and may hold any character.
     const char* paren = std::strrchr(buf, ')');
-    return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X' && paren[2] != 'x';
+    return paren && paren[1] == ' ' ? paren[2] : 0;
+}
+
+bool task_alive(int tid) {
+    return alive_state(task_state(tid));
 }
 
 }  // namespace perfprof::perf
