@@ -108,6 +108,7 @@ public:
             all_size &= !r.item.attrs.size.empty() || has_field(r, "bytes_alloc");
         }
         call_graph_ = opt.call_graph || all_stack;
+        dwarf_stack_ = opt.dwarf_stack;
 
         EventPlan p;
         bool stacks = false;
@@ -210,7 +211,7 @@ private:
         }
         // Free stacks only on request; user stacks only where a task is attached (SPEC §4.5.1).
         const bool stack = (alloc && call_graph_) || r.item.attrs.stack;
-        EventSpec ev = event::planned_event(r, stack, by_thread_, true);
+        EventSpec ev = event::planned_event(r, stack, by_thread_, true, dwarf_stack_);
         ev.attr.sample_type &= ~uint64_t(PERF_SAMPLE_PERIOD);
         if (ev.attr.sample_max_stack) e.max_stack = ev.attr.sample_max_stack;
         p.events.push_back(std::move(ev));
@@ -297,6 +298,7 @@ private:
     int verbose_ = 0;
     uint64_t than_ns_ = 0;
     bool by_thread_ = false, call_graph_ = false, leaked_bytes_ = false, comm_ = false;
+    uint32_t dwarf_stack_ = 0;  // --call-graph dwarf
     heap::Outstanding table_;
     uint64_t total_alloc_ = 0, total_free_ = 0;
     uint64_t lost_start_ = 0, lost_end_ = 0;

@@ -186,7 +186,7 @@ public:
                 if (te->untraced) untraced = true;
 
                 // Kernel stacks by default (SPEC §4.6.11); --user-callchain adds the user half.
-                p.events.push_back(event::planned_event(r, te->stack, user, kernel));
+                p.events.push_back(event::planned_event(r, te->stack, user, kernel, opt.dwarf_stack));
                 stacks |= te->stack;
                 if (!te->untraced) traced.push_back(te.get());
                 by_index_.push_back(te.get());

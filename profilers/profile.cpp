@@ -20,6 +20,7 @@
 #include "stack/pprof_stacks.h"
 #include "stack/stack_outputs.h"
 #include "stack/stack_printer.h"
+#include "unwind/call_graph.h"
 
 namespace perfprof {
 
@@ -160,9 +161,7 @@ public:
         if (opt.call_graph) {
             const bool kernel = opt.kernel_callchain.value_or(true) && !own.exclude_kernel;
             const bool user = opt.user_callchain.value_or(true) && !own.exclude_user;
-            a.sample_type |= PERF_SAMPLE_CALLCHAIN;
-            a.exclude_callchain_kernel = !kernel;
-            a.exclude_callchain_user = !user;
+            unwind::request_stacks(a, kernel, user, opt.dwarf_stack);
             printer_ = std::make_unique<stack::Printer>(kernel, user);
             if (opt.flame_graph_given) {
                 flame_ = std::make_unique<stack::FlameGraph>(opt.flame_graph);

@@ -8,6 +8,7 @@
 #include "perf-prof/profiler.h"
 #include "stack/stack_printer.h"
 #include "tep/tep.h"
+#include "unwind/call_graph.h"
 
 namespace perfprof {
 
@@ -31,9 +32,8 @@ public:
         ev.attr.wakeup_events = 1;
         // The default half is kernel only (SPEC §4.1, §12).
         if (opt.call_graph) {
-            ev.attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
-            ev.attr.exclude_callchain_user = !opt.user_callchain.value_or(false);
-            ev.attr.exclude_callchain_kernel = !opt.kernel_callchain.value_or(true);
+            unwind::request_stacks(ev.attr, opt.kernel_callchain.value_or(true),
+                                   opt.user_callchain.value_or(false), opt.dwarf_stack);
             printer_ = std::make_unique<stack::Printer>(opt.kernel_callchain.value_or(true),
                                                         opt.user_callchain.value_or(false));
         }

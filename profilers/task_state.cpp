@@ -29,6 +29,7 @@
 #include "stack/stack_outputs.h"
 #include "stack/stack_printer.h"
 #include "tep/tep.h"
+#include "unwind/call_graph.h"
 
 namespace perfprof {
 
@@ -185,9 +186,7 @@ public:
         if (opt.call_graph) {
             const bool kernel = opt.kernel_callchain.value_or(true), user = opt.user_callchain.value_or(true);
             for (EventSpec& e : p.events) {
-                e.attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
-                e.attr.exclude_callchain_kernel = !kernel;
-                e.attr.exclude_callchain_user = !user;
+                unwind::request_stacks(e.attr, kernel, user, opt.dwarf_stack);
             }
             printer_ = std::make_unique<stack::Printer>(kernel, user);
             if (opt.flame_graph_given)

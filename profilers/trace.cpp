@@ -76,7 +76,7 @@ public:
             // halves by default (SPEC §12).
             const bool stack = opt.call_graph || r.item.attrs.stack;
             EventSpec ev = event::planned_event(r, stack, opt.user_callchain.value_or(true),
-                                                opt.kernel_callchain.value_or(true));
+                                                opt.kernel_callchain.value_or(true), opt.dwarf_stack);
             ev.attr.inherit = own.inherit;
             stacks |= stack;
             // exec= is compiled once, against this event's fields (SPEC §2.5, §2.7.7).

@@ -45,6 +45,7 @@ enum class Opt {
     Event,
     Filter,
     CallGraph,
+    CallGraphMode,  // --call-graph fp|dwarf[,SIZE]: accepted wherever CallGraph (-g) is
     FlameGraph,
     Pprof,
     Perins,
@@ -119,8 +120,9 @@ struct Options {
     std::vector<std::string> events;  // -e, each occurrence kept
     std::string filter;               // --filter
     bool filter_given = false;
-    bool call_graph = false;  // -g
-    std::string flame_graph;  // --flame-graph NAME ("" = stdout)
+    bool call_graph = false;   // -g or --call-graph: record call stacks
+    uint32_t dwarf_stack = 0;  // --call-graph dwarf[,SIZE]: user stack bytes copied per sample (0 = fp)
+    std::string flame_graph;   // --flame-graph NAME ("" = stdout)
     bool flame_graph_given = false;
     std::string pprof;  // --pprof FILE: the stacks as a gzipped pprof profile.proto
     bool pprof_given = false;

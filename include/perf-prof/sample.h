@@ -8,6 +8,11 @@ namespace perfprof {
 struct EventSpec;
 class Profiler;
 
+// A private call-chain marker (≥ PERF_CONTEXT_MAX, like the kernel's context markers, and none
+// of them): the frames outside it were not recovered because the copy of the user stack ended
+// (--call-graph dwarf) or the frame limit was reached. Printed as a "[truncated]" frame.
+inline constexpr uint64_t kChainTruncated = static_cast<uint64_t>(-513);  // PERF_CONTEXT_USER - 1
+
 // One PERF_RECORD_SAMPLE, decoded by offsets computed once per event. Pointers refer into
 // the ring buffer (or its wrap copy) and are valid only during Profiler::sample().
 struct Sample {
@@ -24,6 +29,13 @@ struct Sample {
     uint64_t callchain_nr = 0;
     const void* raw = nullptr;  // PERF_SAMPLE_RAW payload (tracepoint record)
     uint32_t raw_size = 0;
+    // PERF_SAMPLE_REGS_USER: the ABI (0 = none: a kernel thread) and one value per bit of the
+    // event's sample_regs_user, lowest bit first. PERF_SAMPLE_STACK_USER: the copy of the user
+    // stack from the sampled stack pointer, user_stack_size bytes of it valid (dyn_size).
+    uint64_t user_abi = 0;
+    const uint64_t* user_regs = nullptr;
+    const uint8_t* user_stack = nullptr;
+    uint64_t user_stack_size = 0;
     // Set when the sample comes from a nested profiler (SPEC §2.8): that profiler prints it.
     Profiler* from = nullptr;
 };

@@ -47,6 +47,7 @@ const char* help_for(const ProfilerInfo& p, const OptionRow& row) {
 }  // namespace
 
 bool accepts(const ProfilerInfo& p, Opt id) {
+    if (id == Opt::CallGraphMode) id = Opt::CallGraph;  // --call-graph goes with -g
     if (is_global(id))
         return p.global_options || id == Opt::Version || id == Opt::Verbose || id == Opt::Quiet ||
                id == Opt::Help;
@@ -61,8 +62,8 @@ std::string format_option(const OptionRow& row, const char* help) {
     } else {
         line += "    ";
     }
-    if (row.short_name && row.long_name) line += ", ";
-    if (row.long_name) {
+    if (row.short_name && *row.long_name) line += ", ";
+    if (*row.long_name) {
         line += "--";
         line += row.long_name;
     }

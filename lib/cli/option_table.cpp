@@ -68,7 +68,12 @@ constexpr std::array<OptionRow, kRows> kTable{{
     {Opt::Event, 'e', "event", "EVENT,...", K::Value, false, G::Profiler,
      "event selector; see 'perf-prof list'"},
     {Opt::Filter, 0, "filter", "filter", K::Value, false, G::Profiler, "event filter, profiler-specific"},
-    {Opt::CallGraph, 'g', "call-graph", "", K::Flag, false, G::Profiler, "record call stacks"},
+    {Opt::CallGraph, 'g', "", "", K::Flag, false, G::Profiler, "record call stacks"},
+    {Opt::CallGraphMode, 0, "call-graph", "fp|dwarf[,size]", K::Value, false, G::Profiler,
+     "record call stacks; the user part through frame\n"
+     "pointers (fp, as -g), or unwound from the call-frame\n"
+     "information with a copy of size bytes of the user\n"
+     "stack per sample (dwarf, default 8192)"},
     {Opt::FlameGraph, 0, "flame-graph", "file", K::Value, false, G::Profiler,
      "with -g: count stacks into file.folded and draw\n"
      "them in file.svg (\"\" = folded to stdout); with -i\n"
@@ -101,7 +106,7 @@ const OptionRow& option_row(Opt id) {
 
 const OptionRow* find_long(std::string_view name) {
     for (const auto& row : kTable)
-        if (name == row.long_name) return &row;
+        if (*row.long_name && name == row.long_name) return &row;
     return nullptr;
 }
 

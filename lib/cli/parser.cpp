@@ -12,6 +12,7 @@
 #include "cli/option_table.h"
 #include "core/parse.h"
 #include "perf-prof/error.h"
+#include "unwind/call_graph.h"
 
 // How the command line is cut up (SPEC §1.2, with one decision of ours, see split_workload):
 //
@@ -51,10 +52,19 @@ std::string cli11_names(const OptionRow& row) {
         names += row.short_name;
         names += ',';
     }
+    if (!*row.long_name) {
+        names.pop_back();  // a short-only row (-g)
+        return names;
+    }
     names += "--";
     names += row.long_name;
     if (row.negatable) names += std::string(",!--no-") + row.long_name;
     return names;
+}
+
+// An option's name in messages: its long name, or its letter for a short-only row.
+std::string shown_name(const OptionRow& row) {
+    return *row.long_name ? row.long_name : std::string(1, row.short_name);
 }
 
 // One CLI11 run over one stretch of argv.
@@ -272,6 +282,11 @@ private:
                 break;
             case Opt::CallGraph:
                 opt.call_graph = true;
+                opt.dwarf_stack = 0;
+                break;
+            case Opt::CallGraphMode:
+                opt.dwarf_stack = unwind::parse_call_graph(v);
+                opt.call_graph = true;
                 break;
             case Opt::FlameGraph:
                 opt.flame_graph = v;
@@ -327,7 +342,7 @@ private:
             for (std::size_t i = 1; i < last.size(); ++i) {
                 const OptionRow* row = any_short(last[i]);
                 if (row && row->kind == ArgKind::Value)
-                    return "option `" + std::string(row->long_name) + "' requires a value";
+                    return "option `" + shown_name(*row) + "' requires a value";
             }
         }
         return what;
@@ -365,7 +380,7 @@ private:
         } else {
             row = any_short(w[1]);
             if (!row) return "unknown switch `" + std::string(1, w[1]) + "'" + see(profiler_);
-            name = row->long_name;
+            name = shown_name(*row);
             known = true;
         }
         if (!known) return "unknown option `" + name + "'" + see(profiler_);

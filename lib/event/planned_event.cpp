@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "perf-prof/error.h"
+#include "unwind/call_graph.h"
 
 namespace perfprof::event {
 
@@ -25,7 +26,7 @@ EventKind kind_of(Kind k) {
 
 }  // namespace
 
-EventSpec planned_event(const Resolved& r, bool stack, bool user, bool kernel) {
+EventSpec planned_event(const Resolved& r, bool stack, bool user, bool kernel, uint32_t dwarf_stack) {
     EventSpec ev;
     ev.sys = r.item.sys;
     ev.name = r.item.name;
@@ -37,9 +38,7 @@ EventSpec planned_event(const Resolved& r, bool stack, bool user, bool kernel) {
     ev.attr.read_format = PERF_FORMAT_ID;
     ev.attr.pinned = 1;
     if (stack) {
-        ev.attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
-        ev.attr.exclude_callchain_user = !user;
-        ev.attr.exclude_callchain_kernel = !kernel;
+        unwind::request_stacks(ev.attr, kernel, user, dwarf_stack);
         if (r.item.attrs.max_stack) ev.attr.sample_max_stack = uint16_t(r.item.attrs.max_stack);
     }
     ev.filter = r.item.filter;

@@ -14,7 +14,7 @@ namespace perfprof::event {
 // sample_period 1, TID TIME ID CPU PERIOD RAW, read_format ID, pinned; with `stack` also the
 // call chain (the `user` and `kernel` halves, max-stack=), and the event's filter, probe,
 // cpus=, format and fields. `r` is a real event, not a nested profiler.
-EventSpec planned_event(const Resolved& r, bool stack, bool user, bool kernel);
+EventSpec planned_event(const Resolved& r, bool stack, bool user, bool kernel, uint32_t dwarf_stack = 0);
 
 // The attribute `attr`=`text` (key=, role=, exec=, ...) compiled against `r`'s fields; null
 // when `text` is empty. A compile error prints the §2.7.8 diagnostics on stdout and throws

@@ -36,7 +36,7 @@ private:
 
 }  // namespace
 
-bool decode_sample(const perf_event_header& h, uint64_t st, Sample& s) {
+bool decode_sample(const perf_event_header& h, uint64_t st, Sample& s, uint64_t regs_user_mask) {
     const uint8_t* base = reinterpret_cast<const uint8_t*>(&h);
     Cursor c(base + sizeof(h), base + h.size);
     uint64_t v;
@@ -66,6 +66,27 @@ bool decode_sample(const perf_event_header& h, uint64_t st, Sample& s) {
         if (!c.skip(size)) return false;
         s.raw = p + 4;
         s.raw_size = size;
+    }
+    if (st & PERF_SAMPLE_BRANCH_STACK) return true;  // never planned: its layout depends on flags
+    if (st & PERF_SAMPLE_REGS_USER) {
+        if (!c.u64(s.user_abi)) return false;
+        if (s.user_abi != PERF_SAMPLE_REGS_ABI_NONE) {
+            s.user_regs = reinterpret_cast<const uint64_t*>(c.pos());
+            if (!c.skip(uint64_t(__builtin_popcountll(regs_user_mask)) * 8)) return false;
+        }
+    }
+    if (st & PERF_SAMPLE_STACK_USER) {
+        // u64 size; char data[size]; u64 dyn_size (only when size != 0): dyn_size of the copy
+        // is valid (the stack may be shallower than what was asked for).
+        uint64_t size = 0;
+        if (!c.u64(size)) return false;
+        if (size) {
+            const uint8_t* data = c.pos();
+            uint64_t dyn = 0;
+            if (!c.skip(size) || !c.u64(dyn)) return false;
+            s.user_stack = data;
+            s.user_stack_size = dyn < size ? dyn : size;
+        }
     }
     return true;
 }

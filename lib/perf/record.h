@@ -18,8 +18,9 @@ struct SampleId {
 };
 
 // Fills `s` from a PERF_RECORD_SAMPLE. Returns false for a record too short for its
-// sample_type (a corrupt record is skipped, never read past its end).
-bool decode_sample(const perf_event_header& h, uint64_t sample_type, Sample& s);
+// sample_type (a corrupt record is skipped, never read past its end). `regs_user_mask` is the
+// event's sample_regs_user (how many registers PERF_SAMPLE_REGS_USER carries).
+bool decode_sample(const perf_event_header& h, uint64_t sample_type, Sample& s, uint64_t regs_user_mask = 0);
 
 // Reads the sample_id trailer of a non-sample record (sample_id_all=1).
 bool decode_sample_id(const perf_event_header& h, uint64_t sample_type, SampleId& id);

@@ -451,7 +451,10 @@ void Session::deliver(Ring& r, const perf_event_header& h, uint64_t time) {
     if (e < 0) return;
     const EventSpec& spec = d.plan.events[size_t(e)];
     Sample s;
-    if (!decode_sample(h, spec.attr.sample_type, s)) return;
+    if (!decode_sample(h, spec.attr.sample_type, s, spec.attr.sample_regs_user)) return;
+    // --call-graph dwarf: the user stack is unwound now, while the process and its mappings
+    // are alive; profilers see a complete call chain.
+    if (unwind::carries_user_stack(spec.attr)) unwinder_.unwind(s, spec.attr);
     // A per-CPU ring says the CPU: profilers may leave PERF_SAMPLE_CPU out (8 bytes less per event).
     if (!(spec.attr.sample_type & PERF_SAMPLE_CPU) && r.cpu >= 0) s.cpu = uint32_t(r.cpu);
     s.time = clock_->convert(time);  // raised when the Orderer fixed it

@@ -27,6 +27,7 @@
 #include "perf/task_follower.h"
 #include "perf/workload.h"
 #include "tep/tep.h"
+#include "unwind/call_graph.h"
 
 namespace perfprof::perf {
 
@@ -125,6 +126,7 @@ private:
     EventList events_;  // every event of every device: enabled and disabled together
     std::vector<std::unique_ptr<Device>> devices_;  // [0] is the top-level profiler
     std::vector<Ring> rings_;
+    unwind::SampleUnwinder unwinder_;  // --call-graph dwarf samples
     std::unique_ptr<Orderer> orderer_;
     bool overwrite_ = false;
 

@@ -111,6 +111,13 @@ Session::Device& Session::add_device(const ProfilerInfo& info, const Options& op
 void Session::open_device(Device& d) {
     const int ncpu = perf_cpu_map__nr(d.cpus.get());
     d.pages = d.opt.mmap_pages.value_or(d.plan.pages);
+    // A sample with a user stack copy is the copy's size and more: room for 64 of them, so that
+    // a reader late by a few scheduler ticks loses nothing at 1000 Hz.
+    for (const EventSpec& spec : d.plan.events)
+        if (!d.opt.mmap_pages && unwind::carries_user_stack(spec.attr)) {
+            const uint64_t want = 64 * (uint64_t(spec.attr.sample_stack_user) + 512) / 4096;
+            while (d.pages > 0 && uint64_t(d.pages) < want) d.pages *= 2;
+        }
     d.need_ids = d.plan.events.size() > 1;
     d.evsels.resize(d.plan.events.size());
     d.user_filters.resize(d.plan.events.size());

@@ -4,6 +4,8 @@
 
 #include <vector>
 
+#include "perf-prof/sample.h"
+
 namespace perfprof::stack {
 
 using flamegraph::FrameKind;
@@ -110,8 +112,13 @@ FrameKind Printer::user_frame(uint32_t pid, uint64_t ip, std::string& out, bool 
 void Printer::print(const uint64_t* ips, uint64_t nr, uint32_t pid, int max_stack, std::string& out) {
     Ctx ctx = Ctx::None;
     int frames = 0;
+    bool cut = false;
     for (uint64_t i = 0; i < nr; i++) {
         const uint64_t ip = ips[i];
+        if (ip == kChainTruncated) {
+            cut = true;
+            continue;
+        }
         if (ip >= PERF_CONTEXT_MAX) {
             ctx = context_of(ip);
             continue;
@@ -130,7 +137,7 @@ void Printer::print(const uint64_t* ips, uint64_t nr, uint32_t pid, int max_stac
         }
         out += '\n';
     }
-    if (max_stack > 0 && frames >= max_stack) out += "    [truncated]\n";
+    if (cut || (max_stack > 0 && frames >= max_stack)) out += "    [truncated]\n";
 }
 
 void Printer::leaf_first(const uint64_t* ips, uint64_t nr, std::vector<ChainFrame>& out) {
@@ -138,7 +145,9 @@ void Printer::leaf_first(const uint64_t* ips, uint64_t nr, std::vector<ChainFram
     size_t kernel = 0;  // kernel frames go first, in chain order, ahead of the rest
     Ctx ctx = Ctx::None;
     for (uint64_t i = 0; i < nr; i++) {
-        if (ips[i] >= PERF_CONTEXT_MAX) {
+        if (ips[i] == kChainTruncated) {
+            out.push_back({Context::Truncated, 0});
+        } else if (ips[i] >= PERF_CONTEXT_MAX) {
             ctx = context_of(ips[i]);
         } else if (ctx == Ctx::Kernel) {
             out.insert(out.begin() + ptrdiff_t(kernel++), {Context::Kernel, ips[i]});
@@ -154,6 +163,9 @@ FrameKind Printer::folded_name(const ChainFrame& f, uint32_t pid, std::string& o
             return kernel_frame(f.ip, out, true, false);
         case Context::User:
             return user_frame(pid, f.ip, out, true, false, resolved);
+        case Context::Truncated:
+            out += "[truncated]";
+            return FrameKind::Unknown;
         case Context::Other:
             break;
     }
@@ -179,6 +191,10 @@ bool Printer::frame_lines(const uint64_t* ips, uint64_t nr, uint32_t pid, std::s
     Ctx ctx = Ctx::None;
     bool any = false;
     for (uint64_t i = 0; i < nr; i++) {
+        if (ips[i] == kChainTruncated) {
+            out += "[truncated]\n";
+            continue;
+        }
         if (ips[i] >= PERF_CONTEXT_MAX) {
             ctx = context_of(ips[i]);
             continue;

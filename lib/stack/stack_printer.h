@@ -27,8 +27,9 @@ public:
     //   user:    {ip:016x} {sym}+{off:#x} ({dso})  |  {ip:016x} [{dso}+{file offset:#x}]
     //            {ip:016x} [unknown] (not even the mapping is known)
     //   before any context marker: {ip:016x}
-    // A chain of `max_stack` frames or more may have been cut by the kernel: a last
-    // "    [truncated]" line says so.
+    // A chain of `max_stack` frames or more may have been cut by the kernel, and an unwound
+    // one ends in kChainTruncated when its stack copy ran out: a last "    [truncated]" line
+    // says so.
     void print(const uint64_t* ips, uint64_t nr, uint32_t pid, int max_stack, std::string& out);
 
     // Folded frame names, outermost first (user part, then kernel part), each followed by ';'.
@@ -42,7 +43,8 @@ public:
     // fold()'s frames one by one, for outputs that keep frames apart (pprof). leaf_first()
     // lists a chain's frames innermost first (fold() writes them in the reverse order): the
     // kernel part, then the rest, context markers left out.
-    enum class Context : uint8_t { Kernel, User, Other };  // the chain's context markers
+    // The chain's context markers; Truncated: the kChainTruncated frame ("[truncated]").
+    enum class Context : uint8_t { Kernel, User, Other, Truncated };
     struct ChainFrame {
         Context ctx;
         uint64_t ip;

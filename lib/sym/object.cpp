@@ -22,7 +22,6 @@
 
 #include "sym/file_block.h"
 
-#include <cxxabi.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -45,6 +44,7 @@
 #include <vector>
 
 #include "core/fd.h"
+#include "unwind/cfi_table.h"
 
 namespace perfprof::sym {
 
@@ -414,7 +414,8 @@ public:
         size_t pool = 0;
         for (const Block& b : pool_) pool += b.size();
         return sizeof(*this) + pool + syms_.capacity() * sizeof(Entry) + image_.image.capacity() +
-               name_slot_.capacity() * sizeof(uint32_t) + names_.size() * (sizeof(std::string) + 32);
+               name_slot_.capacity() * sizeof(uint32_t) + names_.size() * (sizeof(std::string) + 32) +
+               cfi_.memory_bytes();
     }
 
 private:
@@ -445,13 +446,17 @@ private:
 public:
     bool loaded() const override { return done_.load(std::memory_order_acquire); }
 
+    const unwind::CfiTable& cfi() override {
+        std::call_once(cfi_once_, [this] { build_cfi(); });
+        return cfi_;
+    }
+
 private:
     void do_load() {
         if (type_ == ObjectType::Unknown) return;
         Loader ld{pool_, syms_};
         if (image_) {
-            ld.load(image_.get(), -1, image_.image.size(), 0);
-            image_ = {};  // the vDSO image is not needed any more: names live in the pool
+            ld.load(image_.get(), -1, image_.image.size(), 0);  // the image stays for cfi()
         } else {
             load_file(ld);
         }
@@ -475,26 +480,83 @@ private:
     }
 
     void load_file(Loader& ld) {
-        std::string root = debug_root();
+        std::vector<std::string> debug = debug_files(nullptr);
         // §5.4.3 step 1: the separate debug file by build-id, instead of the binary.
-        if (build_id_.size() > 2 && try_debug_file(ld, root + "/.build-id/" + build_id_.substr(0, 2) + "/" +
-                                                           build_id_.substr(2) + ".debug"))
-            return;
-        struct stat st;
-        ElfFile f = ElfFile::open(open_path_, &st);
-        // Opened through /proc/PID/root of a process that has exited since: the path as it is
-        // (the same mount namespace assumed), if it is still the same file (checked below).
-        if (!f && open_path_ != path_) f = ElfFile::open(path_, &st);
+        if (!debug.empty() && try_debug_file(ld, debug.front())) return;
         // The file changed since it was opened: its symbols would not match what was mapped.
-        if (!f || st.st_dev != st_.st_dev || st.st_ino != st_.st_ino) return;
+        ElfFile f = open_self();
+        if (!f) return;
         if (ld.load(f.get(), f.fd.get(), f.file_size, 0) > 0) return;
         // Fallback: .gnu_debuglink next to the file, in its .debug/, and under the debug root.
-        std::string link = debuglink(f.get());
-        if (link.empty()) return;
-        std::string dir = path_.substr(0, path_.rfind('/') + 1);
-        std::string odir = open_path_.substr(0, open_path_.rfind('/') + 1);
-        for (const std::string& c : {odir + link, odir + ".debug/" + link, root + dir + link})
-            if (try_debug_file(ld, c)) return;
+        debug = debug_files(f.get());
+        for (size_t i = build_id_.size() > 2 ? 1 : 0; i < debug.size(); i++)
+            if (try_debug_file(ld, debug[i])) return;
+    }
+
+    // The binary's .eh_frame and .debug_frame, then the .debug_frame of its debug file (by
+    // build-id, else by debuglink) for what they leave uncovered.
+    void build_cfi() {
+        if (type_ == ObjectType::Unknown) return;
+        std::deque<std::string> bytes;
+        std::vector<unwind::FrameSection> secs;
+        auto add = [&](Elf* elf, const char* name, unwind::FrameSection::Kind kind) {
+            Section sec;
+            if (!find_section(elf, name, &sec) || sec.sh.sh_type == SHT_NOBITS) return false;
+            // Debian's debug files compress their DWARF sections (SHF_COMPRESSED).
+            if ((sec.sh.sh_flags & SHF_COMPRESSED) && elf_compress(sec.scn, 0, 0) < 0) return false;
+            Elf_Data* d = elf_getdata(sec.scn, nullptr);
+            if (!d || !d->d_buf || d->d_size == 0) return false;
+            bytes.emplace_back(static_cast<const char*>(d->d_buf), d->d_size);
+            secs.push_back(
+                {kind, reinterpret_cast<const uint8_t*>(bytes.back().data()), d->d_size, sec.sh.sh_addr});
+            return true;
+        };
+        auto add_both = [&](Elf* elf) {
+            add(elf, ".eh_frame", unwind::FrameSection::EhFrame);
+            add(elf, ".debug_frame", unwind::FrameSection::DebugFrame);
+        };
+        if (image_) {
+            add_both(image_.get());
+        } else {
+            ElfFile f = open_self();
+            if (!f) return;
+            add_both(f.get());
+            for (const std::string& file : debug_files(f.get())) {
+                ElfFile d = ElfFile::open(file);
+                if (!d || (!build_id_.empty() && read_build_id(d.get()) != build_id_)) continue;
+                if (add(d.get(), ".debug_frame", unwind::FrameSection::DebugFrame)) break;
+            }
+        }
+        cfi_ = unwind::CfiTable::build(secs);
+    }
+
+    // The binary as mapped: through open_path_, else the path as it is (a process that has
+    // exited since), if it is still the same file.
+    ElfFile open_self() const {
+        struct stat st;
+        ElfFile f = ElfFile::open(open_path_, &st);
+        if (!f && open_path_ != path_) f = ElfFile::open(path_, &st);
+        if (!f || st.st_dev != st_.st_dev || st.st_ino != st_.st_ino) return {};
+        return f;
+    }
+
+    // Where a separate debug file of this object may be, in the order tried: by build-id under
+    // the debug root, then the .gnu_debuglink name next to the file, in its .debug/ folder and
+    // under the debug root.
+    std::vector<std::string> debug_files(Elf* binary) const {
+        std::vector<std::string> out;
+        const std::string root = debug_root();
+        if (build_id_.size() > 2)
+            out.push_back(root + "/.build-id/" + build_id_.substr(0, 2) + "/" + build_id_.substr(2) +
+                          ".debug");
+        const std::string link = binary ? debuglink(binary) : std::string();
+        if (!link.empty()) {
+            const std::string dir = path_.substr(0, path_.rfind('/') + 1);
+            const std::string odir = open_path_.substr(0, open_path_.rfind('/') + 1);
+            for (const std::string& c : {odir + link, odir + ".debug/" + link, root + dir + link})
+                out.push_back(c);
+        }
+        return out;
     }
 
     void finish() {
@@ -523,6 +585,8 @@ private:
 
     std::string open_path_;
     struct stat st_ {};
+    std::once_flag cfi_once_;
+    unwind::CfiTable cfi_;
     ElfFile image_;  // object_from_image only, until loaded
     std::once_flag loaded_;
     std::atomic<bool> done_{false};
@@ -556,133 +620,6 @@ std::shared_ptr<Object> shared(std::shared_ptr<ElfObject> obj) {
 
 const char* type_name(ObjectType t) {
     return t == ObjectType::Exec ? "EXEC" : t == ObjectType::Dyn ? "DYN" : "UNKNOWN";
-}
-
-// Rust legacy: "a::b::h0123456789abcdef" → "a::b", with the $…$ escapes decoded.
-bool rust_hash_suffix(std::string_view s, size_t* cut) {
-    if (s.size() < 20) return false;
-    size_t h = s.size() - 17;
-    if (s[h] != 'h' || s.compare(h - 2, 2, "::") != 0) return false;
-    for (size_t i = h + 1; i < s.size(); ++i)
-        if (!std::isxdigit(static_cast<unsigned char>(s[i]))) return false;
-    *cut = h - 2;
-    return true;
-}
-
-std::string rust_unescape(std::string_view s) {
-    static const std::pair<std::string_view, std::string_view> table[] = {
-        {"$SP$", "@"},  {"$BP$", "*"},  {"$RF$", "&"},  {"$LT$", "<"},   {"$GT$", ">"},  {"$LP$", "("},
-        {"$RP$", ")"},  {"$C$", ","},   {"$u7e$", "~"}, {"$u20$", " "},  {"$u27$", "'"}, {"$u5b$", "["},
-        {"$u5d$", "]"}, {"$u7b$", "{"}, {"$u7d$", "}"}, {"$u3b$", ";"},  {"$u2b$", "+"}, {"$u22$", "\""},
-        {"$u21$", "!"}, {"$u23$", "#"}, {"$u25$", "%"}, {"$u26$", "&"},  {"$u2a$", "*"}, {"$u2c$", ","},
-        {"$u2d$", "-"}, {"$u2e$", "."}, {"$u2f$", "/"}, {"$u3a$", ":"},  {"$u3c$", "<"}, {"$u3d$", "="},
-        {"$u3e$", ">"}, {"$u3f$", "?"}, {"$u40$", "@"}, {"$u5c$", "\\"}, {"$u5e$", "^"}, {"$u60$", "`"},
-        {"$u7c$", "|"},
-    };
-    std::string out;
-    out.reserve(s.size());
-    size_t i = 0;
-    while (i < s.size()) {
-        // A component starting with "_$" is escaped punctuation: the '_' is padding.
-        if (s[i] == '_' && i + 1 < s.size() && s[i + 1] == '$' && (i == 0 || s[i - 1] == ':')) {
-            ++i;
-            continue;
-        }
-        if (s[i] == '$') {
-            bool hit = false;
-            for (const auto& [from, to] : table)
-                if (s.substr(i).starts_with(from)) {
-                    out += to;
-                    i += from.size();
-                    hit = true;
-                    break;
-                }
-            if (hit) continue;
-        }
-        if (s[i] == '.' && i + 1 < s.size() && s[i + 1] == '.') {
-            out += "::";
-            i += 2;
-            continue;
-        }
-        out += s[i++];
-    }
-    return out;
-}
-
-// One JVM field type at `i` ("I", "[B", "Ljava/lang/String;") in Java syntax; false if invalid.
-bool java_type(std::string_view s, size_t& i, std::string& out) {
-    int dims = 0;
-    while (i < s.size() && s[i] == '[') ++dims, ++i;
-    if (i >= s.size()) return false;
-    switch (s[i]) {
-        case 'B':
-            out += "byte";
-            break;
-        case 'C':
-            out += "char";
-            break;
-        case 'D':
-            out += "double";
-            break;
-        case 'F':
-            out += "float";
-            break;
-        case 'I':
-            out += "int";
-            break;
-        case 'J':
-            out += "long";
-            break;
-        case 'S':
-            out += "short";
-            break;
-        case 'Z':
-            out += "boolean";
-            break;
-        case 'V':
-            out += "void";
-            break;
-        case 'L': {
-            size_t end = s.find(';', i);
-            if (end == std::string_view::npos || end == i + 1) return false;
-            for (size_t k = i + 1; k < end; ++k) out += s[k] == '/' ? '.' : s[k];
-            i = end;
-            break;
-        }
-        default:
-            return false;
-    }
-    ++i;
-    while (dims-- > 0) out += "[]";
-    return true;
-}
-
-// JVM-style "Lpkg/Class;method(ARGS)RET" → "pkg.Class.method(arg, arg)" (no return type);
-// empty when `s` is not one.
-std::string java_demangle(std::string_view s) {
-    size_t semi = s.find(';');
-    size_t open = s.find('(', semi == std::string_view::npos ? 0 : semi);
-    if (s.size() < 6 || s[0] != 'L' || semi == std::string_view::npos || semi < 2 ||
-        open == std::string_view::npos || open == semi + 1)
-        return {};
-    std::string out;
-    for (size_t k = 1; k < semi; ++k) out += s[k] == '/' ? '.' : s[k];
-    out += '.';
-    out.append(s.substr(semi + 1, open - semi - 1));
-    out += '(';
-    size_t i = open + 1;
-    bool first = true;
-    while (i < s.size() && s[i] != ')') {
-        if (!first) out += ", ";
-        first = false;
-        if (!java_type(s, i, out)) return {};
-    }
-    if (i >= s.size()) return {};
-    ++i;
-    std::string ret;
-    if (!java_type(s, i, ret) || i != s.size()) return {};
-    out += ')';
-    return out;
 }
 
 }  // namespace
@@ -721,49 +658,6 @@ void set_debug_root(std::string root) {
     while (root.size() > 1 && root.back() == '/') root.pop_back();
     std::lock_guard lk(g_root_mu);
     g_debug_root = std::move(root);
-}
-
-namespace {
-
-// The Itanium demangling of the NUL-terminated `z`, with Rust's legacy hash cut, into `out`.
-// One malloc'd buffer per thread, grown by __cxa_demangle as needed and kept.
-bool demangle_itanium(const char* z, std::string* out) {
-    struct Buf {
-        char* p = nullptr;
-        size_t n = 0;
-        ~Buf() { std::free(p); }
-    };
-    thread_local Buf buf;
-    int status = 0;
-    char* r = abi::__cxa_demangle(z, buf.p, &buf.n, &status);
-    if (status != 0 || !r) return false;
-    buf.p = r;  // possibly moved by realloc; buf.n is its new size
-    std::string_view s(r);
-    size_t cut = 0;
-    if (rust_hash_suffix(s, &cut))
-        *out = rust_unescape(s.substr(0, cut));
-    else
-        out->assign(s);
-    return true;
-}
-
-}  // namespace
-
-std::string demangle(const char* raw) {
-    std::string out;
-    if (raw[0] == '_' && raw[1] == 'Z' && demangle_itanium(raw, &out)) return out;
-    return demangle(std::string_view(raw));
-}
-
-std::string demangle(std::string_view raw) {
-    if (raw.starts_with("_Z")) {
-        std::string out;
-        if (demangle_itanium(std::string(raw).c_str(), &out)) return out;
-    }
-    if (raw.starts_with("L")) {
-        if (std::string j = java_demangle(raw); !j.empty()) return j;
-    }
-    return std::string(raw);
 }
 
 }  // namespace perfprof::sym

@@ -10,6 +10,10 @@
 
 typedef struct Elf Elf;
 
+namespace perfprof::unwind {
+class CfiTable;
+}
+
 namespace perfprof::sym {
 
 enum class ObjectType { Exec, Dyn, Unknown };
@@ -41,6 +45,10 @@ public:
     virtual size_t symbol_count() = 0;  // loads the table
     virtual size_t memory_bytes() const = 0;
     virtual bool loaded() const = 0;  // the symbol table has been read
+    // The object's call-frame information (lib/unwind), compiled on first use from its
+    // .eh_frame and .debug_frame and those of its separate debug file (the one the symbols
+    // come from); empty when it has none. Shared like the symbols.
+    virtual const unwind::CfiTable& cfi() = 0;
 
 protected:
     std::string path_, build_id_;

@@ -262,11 +262,12 @@ void SymsCache::freeze(int tgid) {
     if (it != map_.end()) it->second.frozen = true;
 }
 
-bool SymsCache::resolve(int tgid, uint64_t addr, Frame& out) {
+template <class Fn>
+bool SymsCache::lookup(int tgid, uint64_t addr, Fn&& fn) {
     auto maps_path = [tgid] { return "/proc/" + std::to_string(tgid) + "/maps"; };
     Entry& e = entry(tgid);
     Syms& cur = *e.gens.back();
-    if (cur.resolve(addr, out)) return true;
+    if (fn(cur)) return true;
     // A miss in memory the maps did not know (dlopen after the first lookup): re-read once,
     // and remember pages that still miss so that, e.g., JIT code does not re-read each time.
     uint64_t page = addr >> 12;
@@ -275,10 +276,18 @@ bool SymsCache::resolve(int tgid, uint64_t addr, Frame& out) {
     if (maps != e.maps && !maps.empty()) {
         e.maps = std::move(maps);
         e.gens.push_back(std::make_unique<Syms>(e.maps, tgid));
-        if (e.gens.back()->resolve(addr, out)) return true;
+        if (fn(*e.gens.back())) return true;
     }
     if (e.misses.size() < 65536) e.misses.insert(page);
     return false;
+}
+
+bool SymsCache::resolve(int tgid, uint64_t addr, Frame& out) {
+    return lookup(tgid, addr, [&](Syms& s) { return s.resolve(addr, out); });
+}
+
+bool SymsCache::locate(int tgid, uint64_t addr, Object** obj, uint64_t* obj_addr) {
+    return lookup(tgid, addr, [&](Syms& s) { return s.locate(addr, obj, obj_addr); });
 }
 
 void SymsCache::add_mapping(int tgid, const MapsLine& m) {

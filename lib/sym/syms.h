@@ -93,6 +93,8 @@ private:
 class SymsCache {
 public:
     bool resolve(int tgid, uint64_t addr, Frame& out);
+    // Syms::locate for the process, with resolve()'s re-read of the maps on a miss (dlopen).
+    bool locate(int tgid, uint64_t addr, Object** obj, uint64_t* obj_addr);
     // Reads the process's maps now if they are not known yet, so that its addresses still
     // resolve after it exits (symbolization deferred to the end of a run).
     void touch(int tgid);
@@ -115,6 +117,9 @@ private:
     };
     // The process's entry, made from /proc/TGID/maps on first use.
     Entry& entry(int tgid);
+    // fn(Syms&) on the newest maps, then once more on a fresh read of them after a miss.
+    template <class Fn>
+    bool lookup(int tgid, uint64_t addr, Fn&& fn);
     std::unordered_map<int, Entry> map_;
 };
 
