@@ -21,7 +21,7 @@ constexpr int8_t kDwarfOf[24] = {kRax, kRbx, kRcx, kRdx, kRsi, kRdi, kRbp, kRsp,
 class ProcessSpace final : public AddressSpace {
 public:
     explicit ProcessSpace(int tgid) : tgid_(tgid) {}
-    bool find(uint64_t pc, const CfiTable** table, uint64_t* obj_pc) override {
+    bool find(uint64_t pc, CfiTable** table, uint64_t* obj_pc) override {
         sym::Object* obj = nullptr;
         if (!stack::shared_syms().locate(tgid_, pc, &obj, obj_pc)) return false;
         *table = &obj->cfi();

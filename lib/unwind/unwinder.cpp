@@ -386,7 +386,7 @@ size_t unwind(AddressSpace& space, const UserState& state, uint64_t* out, size_t
     while (true) {
         const uint64_t pc = cur.regs[kRa];
         const uint64_t lookup = exact ? pc : pc - 1;
-        const CfiTable* table = nullptr;
+        CfiTable* table = nullptr;
         uint64_t obj_pc = 0;
         const Row* row = nullptr;
         if (space.find(lookup, &table, &obj_pc) && table) row = table->find(obj_pc);
