@@ -34,7 +34,10 @@ LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o) $(SHIM_SRCS:%.c=$(BUILD)/obj/%.o
 MAIN_OBJ  := $(BUILD)/obj/main.o
 UNIT_SRCS := $(wildcard tests/unit/*_test.cpp)
 UNIT_OBJS := $(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o)
-WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(wildcard tests/workloads/*.c))
+# tests/workloads/NAME.c is a program, libNAME.c a shared library beside the programs.
+WL_LIBS   := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib*.c))
+WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(filter-out tests/workloads/lib%.c,\
+               $(wildcard tests/workloads/*.c))) $(WL_LIBS)
 BIN       := $(if $(SAN),$(BUILD)/perf-prof,perf-prof)
 
 DEPS_STAMP := build/.deps-ok
@@ -118,10 +121,21 @@ $(GEN)/%_js.h: flamegraph/%.js
 $(filter $(BUILD)/obj/flamegraph/%,$(LIB_OBJS)): $(FG_JS)
 $(BUILD)/obj/flamegraph/%.o: CPPFLAGS += -I$(GEN)
 
+# Workloads keep frame pointers, except NAME_nofp and the libraries: built as Debian builds its
+# packages, they are what --call-graph dwarf is for. chain_nofp links libcfi_plt.so (found beside
+# it through $$ORIGIN) and dlopens libcfi_plugin.so.
+WL_CFLAGS := -O1 -g -fno-omit-frame-pointer
+$(BUILD)/workloads/%_nofp $(WL_LIBS): WL_CFLAGS := -O2 -g -fomit-frame-pointer
 $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)
 	@echo "  WORKLOAD $@"
-	@$(CC) -O1 -g -Wall -Wextra -fno-omit-frame-pointer -o $@ $< -lpthread
+	@$(CC) $(WL_CFLAGS) -Wall -Wextra -o $@ $< $(WL_LDLIBS) -lpthread
+$(BUILD)/workloads/lib%.so: tests/workloads/lib%.c
+	@mkdir -p $(dir $@)
+	@echo "  WORKLOAD $@"
+	@$(CC) $(WL_CFLAGS) -Wall -Wextra -fPIC -shared -o $@ $<
+$(BUILD)/workloads/chain_nofp: $(BUILD)/workloads/libcfi_plt.so
+$(BUILD)/workloads/chain_nofp: WL_LDLIBS := -L$(BUILD)/workloads -lcfi_plt -Wl,-rpath,'$$ORIGIN'
 
 $(BUILD)/unit_tests: $(UNIT_OBJS) $(LIB_OBJS)
 	@echo "  LINK     $@"
