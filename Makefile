@@ -176,7 +176,7 @@ demo: deps
 	@echo "== perf-prof profile: the whole machine sampled at 997 Hz with stacks for 3 seconds"
 	@echo "   (a busy loop runs meanwhile) -> build/demo.svg, build/demo.folded"
 	@(timeout 3 sh -c 'while :; do :; done' &) ; \
-	    timeout --preserve-status -s INT 3 ./perf-prof profile -F 997 -g \
+	    timeout --preserve-status -s INT 3 ./perf-prof profile -F 997 --call-graph dwarf \
 	    --flame-graph build/demo > /dev/null; rc=$$?; [ $$rc -eq 0 ]
 	@echo "   $$(wc -l < build/demo.folded) distinct stacks; the most frequent:"
 	@sort -t' ' -k2 -nr build/demo.folded | head -5 | cut -c1-150
