@@ -298,7 +298,7 @@ def test_deeper_than_the_copy_ends_in_truncated(pp, wl):
     depths = collections.Counter()
     for s in stacks:
         assert s[-1] == TRUNC, s
-        assert s[0] in ("hot", "recurse") and set(s[1:-1]) == {"recurse"}, s
+        assert s[0] in ("hot", "recurse") and set(s[1:-1]) <= {"recurse"}, s
         if s[0] == "hot":
             depths[len(s) - 2] += 1
     print("\nrecurse frames under hot: %s" % dict(depths))
