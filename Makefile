@@ -174,12 +174,15 @@ demo: deps
 	@(sleep 0.5; for i in 1 2 3 4 5; do sleep 0.2; done) & \
 	    timeout --preserve-status -s INT 3 ./perf-prof signal; rc=$$?; wait; [ $$rc -eq 0 ]
 	@echo "== perf-prof profile: the whole machine sampled at 997 Hz with stacks for 3 seconds"
-	@echo "   (a busy loop runs meanwhile) -> build/demo.svg, build/demo.folded"
+	@echo "   (Debian's dash and python3 run busy loops meanwhile; built without frame pointers,"
+	@echo "   their callers come from unwinding each stack with its .eh_frame: --call-graph dwarf)"
+	@echo "   -> build/demo.svg, build/demo.folded"
 	@(timeout 3 sh -c 'while :; do :; done' &) ; \
+	    (timeout 3 /usr/bin/python3 -c 'import itertools, json; any(json.dumps({"a": [i]}) is None for i in itertools.count())' &) ; \
 	    timeout --preserve-status -s INT 3 ./perf-prof profile -F 997 --call-graph dwarf \
 	    --flame-graph build/demo > /dev/null; rc=$$?; [ $$rc -eq 0 ]
-	@echo "   $$(wc -l < build/demo.folded) distinct stacks; the most frequent:"
-	@sort -t' ' -k2 -nr build/demo.folded | head -5 | cut -c1-150
+	@echo "   $$(wc -l < build/demo.folded) distinct stacks; the most frequent of each loop:"
+	@for c in sh python3; do grep "^$$c;" build/demo.folded | sort -t' ' -k2 -nr | head -2 | cut -c1-220; done
 	@echo "== the flame graph (open it in a browser: hover, click to zoom, Ctrl-F to search):"
 	@echo "   $(abspath build/demo.svg)"
 
