@@ -408,6 +408,11 @@ size_t unwind(AddressSpace& space, const UserState& state, uint64_t* out, size_t
             // The stack grows down: a caller's frame is above. A signal frame may switch
             // stacks (sigaltstack), so it alone may go anywhere; the frame limit bounds it.
             if (ra == 0) break;
+            // Not a user address: a garbage word (it could even pass for a context marker).
+            if (ra >> 63) {
+                s.broken++;
+                break;
+            }
             if (!signal && next.regs[kRsp] <= cur.regs[kRsp]) {
                 s.broken++;
                 break;
