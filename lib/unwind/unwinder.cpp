@@ -376,7 +376,7 @@ Step step_fp(const Frame& cur, const Stack& mem, Frame& next) {
 size_t unwind(AddressSpace& space, const UserState& state, uint64_t* out, size_t max, UnwindStats* stats) {
     UnwindStats local;
     UnwindStats& s = stats ? *stats : local;
-    if (max == 0 || !(state.valid & (1u << kRa))) return 0;
+    if (max == 0 || !(state.valid & (1u << kRa)) || state.regs[kRa] >> 63) return 0;
     Frame cur{};
     std::memcpy(cur.regs, state.regs, sizeof cur.regs);
     cur.valid = state.valid;
