@@ -516,6 +516,14 @@ void Session::finish() {
     }
     stopping_ = keep;
     for (auto it = devices_.rbegin(); it != devices_.rend(); ++it) (*it)->profiler->finish();
+    if (opt_.verbose > 0 && unwinder_.samples()) {
+        const unwind::UnwindStats& u = unwinder_.stats();
+        std::printf("unwound %llu user stacks: %llu frames, %llu steps through CFI, %llu through frame "
+                    "pointers, %llu truncated, %llu broken\n",
+                    (unsigned long long)unwinder_.samples(), (unsigned long long)u.frames,
+                    (unsigned long long)u.cfi_frames, (unsigned long long)u.fp_frames,
+                    (unsigned long long)u.truncated, (unsigned long long)u.broken);
+    }
     std::fflush(stdout);
     for (auto& d : devices_) report_lost(*d);
     follower_.reset();  // every followed task let go, with the signal it was about to get

@@ -446,7 +446,7 @@ private:
 public:
     bool loaded() const override { return done_.load(std::memory_order_acquire); }
 
-    const unwind::CfiTable& cfi() override {
+    unwind::CfiTable& cfi() override {
         std::call_once(cfi_once_, [this] { build_cfi(); });
         return cfi_;
     }

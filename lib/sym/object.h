@@ -48,7 +48,7 @@ public:
     // The object's call-frame information (lib/unwind), compiled on first use from its
     // .eh_frame and .debug_frame and those of its separate debug file (the one the symbols
     // come from); empty when it has none. Shared like the symbols.
-    virtual const unwind::CfiTable& cfi() = 0;
+    virtual unwind::CfiTable& cfi() = 0;
 
 protected:
     std::string path_, build_id_;

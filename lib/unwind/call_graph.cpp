@@ -21,7 +21,7 @@ constexpr int8_t kDwarfOf[24] = {kRax, kRbx, kRcx, kRdx, kRsi, kRdi, kRbp, kRsp,
 class ProcessSpace final : public AddressSpace {
 public:
     explicit ProcessSpace(int tgid) : tgid_(tgid) {}
-    bool find(uint64_t pc, const CfiTable** table, uint64_t* obj_pc) override {
+    bool find(uint64_t pc, CfiTable** table, uint64_t* obj_pc) override {
         sym::Object* obj = nullptr;
         if (!stack::shared_syms().locate(tgid_, pc, &obj, obj_pc)) return false;
         *table = &obj->cfi();
@@ -71,7 +71,7 @@ void request_stacks(perf_event_attr& a, bool kernel, bool user, uint32_t dwarf_s
 
 void SampleUnwinder::unwind(Sample& s, const perf_event_attr& a) {
     const size_t max_user = a.sample_max_stack ? a.sample_max_stack : 127;
-    chain_.resize(s.callchain_nr + 1 + max_user);
+    chain_.resize(s.callchain_nr + 2 + max_user);  // + PERF_CONTEXT_USER + kChainTruncated
     size_t n = 0;
     // The kernel part of the kernel's chain (it has no user part: exclude_callchain_user).
     for (uint64_t i = 0; i < s.callchain_nr && s.callchain[i] != PERF_CONTEXT_USER; i++)
@@ -92,7 +92,7 @@ void SampleUnwinder::unwind(Sample& s, const perf_event_attr& a) {
         if (st.valid & (1u << kRa)) {
             ProcessSpace space(int(s.pid));
             chain_[n++] = PERF_CONTEXT_USER;
-            n += perfprof::unwind::unwind(space, st, chain_.data() + n, max_user, &stats_);
+            n += perfprof::unwind::unwind(space, st, chain_.data() + n, max_user + 1, &stats_);
         }
         samples_++;
     }

@@ -19,7 +19,7 @@ public:
     // The CFI of the object mapped at `pc` and `pc` in that object's address space. False when
     // no known file mapping holds `pc` (JIT code, garbage): then frame pointers are tried.
     // *table may be an empty table (an object without call-frame information).
-    virtual bool find(uint64_t pc, const CfiTable** table, uint64_t* obj_pc) = 0;
+    virtual bool find(uint64_t pc, CfiTable** table, uint64_t* obj_pc) = 0;
 };
 
 // A sample's user state: registers by DWARF number, and the copy of the stack from regs[kRsp].
