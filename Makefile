@@ -183,7 +183,7 @@ FUZZ_SECONDS  ?= 60
 FUZZ_CXX      := clang++
 FUZZ_FLAGS    := -std=c++20 -O1 -g -fno-omit-frame-pointer -Iinclude -Ilib -I. \
                  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_TARGETS  := event_spec_fuzz expr_fuzz symbols_fuzz elf_fuzz folded_fuzz heatmap_fuzz
+FUZZ_TARGETS  := event_spec_fuzz expr_fuzz symbols_fuzz elf_fuzz folded_fuzz heatmap_fuzz unwind_fuzz
 FUZZ_BINS     := $(FUZZ_TARGETS:%=build/fuzz/%)
 FUZZ_HDRS     := include/perf-prof/error.h lib/core/parse.h lib/event/event_spec.h filter/expr.h
 
@@ -191,12 +191,17 @@ fuzz-build: $(FUZZ_BINS)
 # Each fuzzer is linked from its harness and only the sources it exercises.
 build/fuzz/event_spec_fuzz: lib/event/event_spec.cpp lib/core/parse.cpp
 build/fuzz/expr_fuzz: filter/expr.cpp filter/expr_eval.cpp
+# lib/sym/object.cpp: an object's symbols (demangled) and its call-frame information.
+SYM_OBJECT    := lib/sym/object.cpp lib/sym/file_block.cpp lib/sym/demangle.cpp lib/unwind/cfi_table.cpp \
+                 lib/sym/object.h lib/unwind/cfi_table.h
 build/fuzz/symbols_fuzz: lib/sym/pprof_symbols.cpp lib/sym/pprof_image.cpp lib/sym/syms.cpp lib/core/text.cpp \
-    lib/core/work_pool.cpp lib/sym/object.cpp lib/sym/file_block.cpp lib/sym/dwarf_names.cpp lib/sym/pprof_symbols.h \
-    lib/sym/pprof_image.h lib/core/work_pool.h lib/core/radix_sort.h lib/sym/syms.h lib/sym/object.h lib/sym/dwarf_names.h
+    lib/core/work_pool.cpp $(SYM_OBJECT) lib/sym/dwarf_names.cpp lib/sym/pprof_symbols.h \
+    lib/sym/pprof_image.h lib/core/work_pool.h lib/core/radix_sort.h lib/sym/syms.h lib/sym/dwarf_names.h
 build/fuzz/symbols_fuzz: FUZZ_LIBS := -ldw -lelf -llzma
-build/fuzz/elf_fuzz: lib/sym/object.cpp lib/sym/file_block.cpp lib/sym/object.h
+build/fuzz/elf_fuzz: $(SYM_OBJECT)
 build/fuzz/elf_fuzz: FUZZ_LIBS := -lelf -llzma
+build/fuzz/unwind_fuzz: lib/unwind/cfi_table.cpp lib/unwind/unwinder.cpp lib/unwind/cfi_table.h lib/unwind/unwinder.h
+build/fuzz/unwind_fuzz: FUZZ_LIBS := -lelf
 build/fuzz/folded_fuzz: flamegraph/folded.cpp flamegraph/flame_svg.cpp flamegraph/svg.cpp flamegraph/folded.h \
     flamegraph/flame_svg.h flamegraph/svg.h $(GEN)/flamegraph_js.h
 build/fuzz/folded_fuzz: FUZZ_FLAGS += -I$(GEN)

@@ -842,6 +842,35 @@ TEST(CfiTableBuild, MalformedIsSkipped) {
     }
 }
 
+TEST(CfiTableBuild, HugeFactoredOffsets) {
+    // A factored offset times the data alignment (-8) that does not fit: 2^61 * -8 is -2^64,
+    // which wraps to 0 in 64 bits (and is undefined behaviour in a signed multiplication). The
+    // FDE is malformed; it must not read as "saved at CFA + 0".
+    const std::vector<uint8_t> two61 = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20};  // ULEB 2^61
+    const std::vector<uint8_t> minus61 = {0x80, 0x80, 0x80, 0x80, 0x80,
+                                          0x80, 0x80, 0x80, 0x60};  // SLEB -2^61
+    auto with = [](std::vector<uint8_t> head, const std::vector<uint8_t>& tail) {
+        head.insert(head.end(), tail.begin(), tail.end());
+        return head;
+    };
+    const std::vector<std::vector<uint8_t>> programs = {
+        with({kAdvance | 1, kOffset | 6}, two61),    // DW_CFA_offset
+        with({kAdvance | 1, 0x05, 6}, two61),        // DW_CFA_offset_extended
+        with({kAdvance | 1, 0x11, 6}, minus61),      // DW_CFA_offset_extended_sf
+        with({kAdvance | 1, 0x12, 7}, minus61),      // DW_CFA_def_cfa_sf
+        with({kAdvance | 1, 0x13}, minus61),         // DW_CFA_def_cfa_offset_sf
+        with({kAdvance | 1, kValOffset, 6}, two61),  // DW_CFA_val_offset
+        with({kAdvance | 1, 0x15, 6}, minus61),      // DW_CFA_val_offset_sf
+        with({kAdvance | 1, 0x2f, 6}, two61),        // DW_CFA_GNU_negative_offset_extended
+    };
+    for (size_t i = 0; i < programs.size(); i++) {
+        Frames f(FrameSection::EhFrame, 0x1000);
+        f.fde(f.cie("zR", kCieInsns), 0x3000, 0x10, programs[i]);
+        CfiTable t = f.build();
+        EXPECT_EQ(t.find(0x3001), nullptr) << "program " << i << ": " << ours_at(t, 0x3001);
+    }
+}
+
 TEST(CfiTableBuild, RandomMutationsNeverCrash) {
     // Byte flips, cuts and splices of a small valid section, with lookups everywhere in it: the
     // build never reads outside the section (ASan under `make sanitize`) and every row is sane.
