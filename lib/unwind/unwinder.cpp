@@ -410,8 +410,8 @@ size_t unwind(AddressSpace& space, const UserState& state, uint64_t* out, size_t
                 s.broken++;
                 break;
             }
-            if (n + 1 >= max) {
-                out[n++] = kChainTruncated;
+            if (n + 1 >= max) {  // room for the marker only: it replaces the last frame at max 1
+                out[n < max ? n++ : n - 1] = kChainTruncated;
                 s.truncated++;
                 break;
             }
