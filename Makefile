@@ -234,11 +234,12 @@ fuzz: $(FUZZ_BINS)
 # --symbols, and heap profiling of a malloc-heavy process beside heaptrack, valgrind and the gperftools
 # heap checker (bench/heap_bench.py, which builds bench/mallocbench.c itself) ----
 bench: deps
-	@$(MAKE) --no-print-directory all $(BUILD)/bench/pingpong $(BUILD)/bench/spin
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/pingpong $(BUILD)/bench/spin $(BUILD)/bench/nofp
 	/usr/bin/python3 bench/trace_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
 	/usr/bin/python3 bench/task_state_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
 	/usr/bin/python3 bench/multi_trace_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
 	/usr/bin/python3 bench/profile_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/spin --repeat 3
+	/usr/bin/python3 bench/unwind_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/nofp
 	/usr/bin/python3 bench/flamegraph_bench.py --perf-prof ./perf-prof
 	@# --symbols vs google-pprof and addr2line; libLLVM-14.so (package llvm-14) is a bench-only dependency.
 	@dpkg-query -W -f='$${Status}' llvm-14 2>/dev/null | grep -q 'install ok installed' || \
@@ -251,3 +252,9 @@ $(BUILD)/bench/%: bench/%.c
 	@mkdir -p $(dir $@)
 	@echo "  BENCH    $@"
 	@$(CC) -O2 -g -Wall -Wextra -fno-omit-frame-pointer -o $@ $< -lpthread
+
+# The load of bench/unwind_bench.py: without frame pointers, so that only its CFI unwinds it.
+$(BUILD)/bench/nofp: bench/nofp.c
+	@mkdir -p $(dir $@)
+	@echo "  BENCH    $@"
+	@$(CC) -O2 -g -Wall -Wextra -fomit-frame-pointer -o $@ $< -lpthread
