@@ -248,13 +248,13 @@ bench: deps
 	/usr/bin/python3 bench/symbols_bench.py --perf-prof ./perf-prof
 	/usr/bin/python3 bench/heap_bench.py --perf-prof ./perf-prof
 
-$(BUILD)/bench/%: bench/%.c
+$(BUILD)/bench/%: bench/%.c bench/load.h
 	@mkdir -p $(dir $@)
 	@echo "  BENCH    $@"
 	@$(CC) -O2 -g -Wall -Wextra -fno-omit-frame-pointer -o $@ $< -lpthread
 
 # The load of bench/unwind_bench.py: without frame pointers, so that only its CFI unwinds it.
-$(BUILD)/bench/nofp: bench/nofp.c
+$(BUILD)/bench/nofp: bench/nofp.c bench/load.h
 	@mkdir -p $(dir $@)
 	@echo "  BENCH    $@"
 	@$(CC) -O2 -g -Wall -Wextra -fomit-frame-pointer -o $@ $< -lpthread

@@ -9,37 +9,10 @@
 //
 // Functions are noinline (and calls in tail position stay calls), so every level is a frame.
 //
-//   nofp [-t THREADS] [-d SECONDS]
-//
-// Runs for -d seconds (default 5), or until SIGINT/SIGTERM. Prints one line:
-// "nofp threads=T iterations=N seconds=S rate=R" (an iteration is one pass through step()).
+//   nofp [-t THREADS] [-d SECONDS]   (bench/load.h: the threads, the options and the result line;
+//                                     an iteration is one pass through step())
 #pragma GCC optimize("omit-frame-pointer", "no-optimize-sibling-calls")
-#define _GNU_SOURCE
-#include <pthread.h>
-#include <signal.h>
-#include <stdatomic.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-#define NOINLINE __attribute__((noinline, noclone))
-
-static atomic_int stop;
-static volatile uint64_t sink;
-
-static void on_signal(int sig) {
-    (void)sig;
-    atomic_store(&stop, 1);
-}
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "load.h"
 
 NOINLINE static uint64_t key_of(const uint64_t* p) {
     uint64_t x = *p;
@@ -92,10 +65,10 @@ NOINLINE static uint64_t stage_mix(uint64_t x) {
     return mix_block(a, b, sizeof a, x);
 }
 
-NOINLINE static uint64_t step(uint64_t* v, uint64_t x) {
+NOINLINE static uint64_t step(void* scratch, uint64_t x) {
     switch (x % 3) {
         case 0:
-            return stage_sort(v, 256, x);
+            return stage_sort(scratch, 256, x);
         case 1:
             return stage_text(x);
         default:
@@ -103,80 +76,6 @@ NOINLINE static uint64_t step(uint64_t* v, uint64_t x) {
     }
 }
 
-struct worker {
-    pthread_t thread;
-    uint64_t iterations;
-};
-
-NOINLINE static void* worker(void* arg) {
-    struct worker* w = arg;
-    uint64_t v[256];
-    uint64_t x = (uint64_t)(uintptr_t)w, n = 0;
-    while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-        x = step(v, x) + n;
-        n++;
-    }
-    sink += x;
-    w->iterations = n;
-    return NULL;
-}
-
 int main(int argc, char** argv) {
-    long threads = sysconf(_SC_NPROCESSORS_ONLN);
-    double seconds = 5.0;
-    int opt;
-    while ((opt = getopt(argc, argv, "t:d:")) != -1) {
-        switch (opt) {
-            case 't':
-                threads = atol(optarg);
-                break;
-            case 'd':
-                seconds = atof(optarg);
-                break;
-            default:
-                fprintf(stderr, "usage: nofp [-t THREADS] [-d SECONDS]\n");
-                return 2;
-        }
-    }
-    if (threads < 1 || threads > 1024 || seconds <= 0) {
-        fprintf(stderr, "nofp: bad -t or -d\n");
-        return 2;
-    }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-
-    struct worker* ws = calloc((size_t)threads, sizeof *ws);
-    if (!ws) {
-        perror("nofp: calloc");
-        return 1;
-    }
-    double t0 = now_s();
-    for (long i = 0; i < threads; i++) {
-        int err = pthread_create(&ws[i].thread, NULL, worker, &ws[i]);
-        if (err) {
-            fprintf(stderr, "nofp: pthread_create: %s\n", strerror(err));
-            return 1;
-        }
-    }
-    double deadline = t0 + seconds;
-    for (double t = now_s(); t < deadline && !atomic_load(&stop); t = now_s()) {
-        double left = deadline - t;
-        if (left > 0.05) left = 0.05;
-        struct timespec ts = {(time_t)left, (long)((left - (double)(time_t)left) * 1e9)};
-        nanosleep(&ts, NULL);
-    }
-    atomic_store(&stop, 1);
-    uint64_t total = 0;
-    for (long i = 0; i < threads; i++) {
-        pthread_join(ws[i].thread, NULL);
-        total += ws[i].iterations;
-    }
-    double elapsed = now_s() - t0;
-    printf("nofp threads=%ld iterations=%llu seconds=%.3f rate=%.1f\n", threads, (unsigned long long)total, elapsed,
-           (double)total / elapsed);
-    free(ws);
-    return 0;
+    return load_main(argc, argv, "nofp", step);
 }
