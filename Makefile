@@ -230,11 +230,14 @@ fuzz: $(FUZZ_BINS)
 # vs perf sched record + latency + timehist -s under the same storm (bench/task_state_bench.py),
 # multi-trace's run-queue latency vs perf sched record + latency under the same storm
 # (bench/multi_trace_bench.py), profile -F 1000 -g vs perf record + perf script under a CPU-bound load
-# (bench/profile_bench.py), flame-graph rendering of 10k-300k stacks (bench/flamegraph_bench.py),
+# (bench/profile_bench.py), profile --call-graph dwarf vs perf record --call-graph dwarf + perf script
+# under a load without frame pointers, and the CFI table's costs on libLLVM (bench/unwind_bench.py,
+# bench/cfi_bench.cpp), flame-graph rendering of 10k-300k stacks (bench/flamegraph_bench.py),
 # --symbols, and heap profiling of a malloc-heavy process beside heaptrack, valgrind and the gperftools
 # heap checker (bench/heap_bench.py, which builds bench/mallocbench.c itself) ----
 bench: deps
-	@$(MAKE) --no-print-directory all $(BUILD)/bench/pingpong $(BUILD)/bench/spin $(BUILD)/bench/nofp
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/pingpong $(BUILD)/bench/spin $(BUILD)/bench/nofp \
+	    $(BUILD)/bench/cfi_bench
 	/usr/bin/python3 bench/trace_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
 	/usr/bin/python3 bench/task_state_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
 	/usr/bin/python3 bench/multi_trace_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
@@ -252,6 +255,12 @@ $(BUILD)/bench/%: bench/%.c bench/load.h
 	@mkdir -p $(dir $@)
 	@echo "  BENCH    $@"
 	@$(CC) -O2 -g -Wall -Wextra -fno-omit-frame-pointer -o $@ $< -lpthread
+
+# The CFI table's costs on big objects, beside libdw's (bench/unwind_bench.py runs it).
+$(BUILD)/bench/cfi_bench: bench/cfi_bench.cpp $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	@echo "  BENCH    $@"
+	@$(CXX) $(CPPFLAGS) $(CXXFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
 
 # The load of bench/unwind_bench.py: without frame pointers, so that only its CFI unwinds it.
 $(BUILD)/bench/nofp: bench/nofp.c bench/load.h

@@ -112,8 +112,8 @@ static int load_main(int argc, char** argv, const char* name, load_step_fn step)
         total += ws[i].iterations;
     }
     double elapsed = load_now_s() - t0;
-    printf("%s threads=%ld iterations=%llu seconds=%.3f rate=%.1f\n", name, threads, (unsigned long long)total,
-           elapsed, (double)total / elapsed);
+    printf("%s threads=%ld iterations=%llu seconds=%.3f rate=%.1f\n", name, threads,
+           (unsigned long long)total, elapsed, (double)total / elapsed);
     free(ws);
     return 0;
 }
