@@ -34,7 +34,10 @@ LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o) $(SHIM_SRCS:%.c=$(BUILD)/obj/%.o
 MAIN_OBJ  := $(BUILD)/obj/main.o
 UNIT_SRCS := $(wildcard tests/unit/*_test.cpp)
 UNIT_OBJS := $(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o)
-WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(wildcard tests/workloads/*.c))
+# tests/workloads/NAME.c is a program, libNAME.c a shared library beside the programs.
+WL_LIBS   := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib*.c))
+WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(filter-out tests/workloads/lib%.c,\
+               $(wildcard tests/workloads/*.c))) $(WL_LIBS)
 BIN       := $(if $(SAN),$(BUILD)/perf-prof,perf-prof)
 
 DEPS_STAMP := build/.deps-ok
@@ -118,10 +121,21 @@ $(GEN)/%_js.h: flamegraph/%.js
 $(filter $(BUILD)/obj/flamegraph/%,$(LIB_OBJS)): $(FG_JS)
 $(BUILD)/obj/flamegraph/%.o: CPPFLAGS += -I$(GEN)
 
+# Workloads keep frame pointers, except NAME_nofp and the libraries: built as Debian builds its
+# packages, they are what --call-graph dwarf is for. chain_nofp links libcfi_plt.so (found beside
+# it through $$ORIGIN) and dlopens libcfi_plugin.so.
+WL_CFLAGS := -O1 -g -fno-omit-frame-pointer
+$(BUILD)/workloads/%_nofp $(WL_LIBS): WL_CFLAGS := -O2 -g -fomit-frame-pointer
 $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)
 	@echo "  WORKLOAD $@"
-	@$(CC) -O1 -g -Wall -Wextra -fno-omit-frame-pointer -o $@ $< -lpthread
+	@$(CC) $(WL_CFLAGS) -Wall -Wextra -o $@ $< $(WL_LDLIBS) -lpthread
+$(BUILD)/workloads/lib%.so: tests/workloads/lib%.c
+	@mkdir -p $(dir $@)
+	@echo "  WORKLOAD $@"
+	@$(CC) $(WL_CFLAGS) -Wall -Wextra -fPIC -shared -o $@ $<
+$(BUILD)/workloads/chain_nofp: $(BUILD)/workloads/libcfi_plt.so
+$(BUILD)/workloads/chain_nofp: WL_LDLIBS := -L$(BUILD)/workloads -lcfi_plt -Wl,-rpath,'$$ORIGIN'
 
 $(BUILD)/unit_tests: $(UNIT_OBJS) $(LIB_OBJS)
 	@echo "  LINK     $@"
@@ -160,12 +174,15 @@ demo: deps
 	@(sleep 0.5; for i in 1 2 3 4 5; do sleep 0.2; done) & \
 	    timeout --preserve-status -s INT 3 ./perf-prof signal; rc=$$?; wait; [ $$rc -eq 0 ]
 	@echo "== perf-prof profile: the whole machine sampled at 997 Hz with stacks for 3 seconds"
-	@echo "   (a busy loop runs meanwhile) -> build/demo.svg, build/demo.folded"
+	@echo "   (Debian's dash and python3 run busy loops meanwhile; built without frame pointers,"
+	@echo "   their callers come from unwinding each stack with its .eh_frame: --call-graph dwarf)"
+	@echo "   -> build/demo.svg, build/demo.folded"
 	@(timeout 3 sh -c 'while :; do :; done' &) ; \
-	    timeout --preserve-status -s INT 3 ./perf-prof profile -F 997 -g \
+	    (timeout 3 /usr/bin/python3 -c 'import itertools, json; any(json.dumps({"a": [i]}) is None for i in itertools.count())' &) ; \
+	    timeout --preserve-status -s INT 3 ./perf-prof profile -F 997 --call-graph dwarf \
 	    --flame-graph build/demo > /dev/null; rc=$$?; [ $$rc -eq 0 ]
-	@echo "   $$(wc -l < build/demo.folded) distinct stacks; the most frequent:"
-	@sort -t' ' -k2 -nr build/demo.folded | head -5 | cut -c1-150
+	@echo "   $$(wc -l < build/demo.folded) distinct stacks; the most frequent of each loop:"
+	@for c in sh python3; do grep "^$$c;" build/demo.folded | sort -t' ' -k2 -nr | head -2 | cut -c1-220; done
 	@echo "== the flame graph (open it in a browser: hover, click to zoom, Ctrl-F to search):"
 	@echo "   $(abspath build/demo.svg)"
 

@@ -228,6 +228,20 @@ ParsedCie parse_cie(std::string_view bytes, uint64_t addr, FrameSection::Kind ki
     return c;
 }
 
+// Factored offsets (operand × the CIE's data alignment). A product beyond the 32 bits a rule
+// holds becomes INT64_MAX, which every rule refuses (a wrapped product could look valid).
+int64_t sfactor(int64_t v, int64_t align) {
+    int64_t out;
+    return __builtin_mul_overflow(v, align, &out) ? INT64_MAX : out;
+}
+int64_t ufactor(uint64_t v, int64_t align) {
+    return v > uint64_t(INT64_MAX) ? INT64_MAX : sfactor(int64_t(v), align);
+}
+int64_t nfactor(uint64_t v, int64_t align) {  // -(v × align): GNU_negative_offset_extended
+    const int64_t p = ufactor(v, align);
+    return p == INT64_MAX || p == INT64_MIN ? INT64_MAX : -p;
+}
+
 // The rules in force at one address while a program runs.
 struct State {
     CfaKind cfa_kind = CfaKind::None;
@@ -296,7 +310,7 @@ private:
                     ok = advance(loc + low * ca);
                     break;
                 case 2:  // DW_CFA_offset
-                    ok = set(low, RuleKind::Offset, int64_t(r.uleb()) * da);
+                    ok = set(low, RuleKind::Offset, ufactor(r.uleb(), da));
                     break;
                 case 3:  // DW_CFA_restore
                     if (RegRule* rr = reg(low)) *rr = init.regs[low];
@@ -327,7 +341,7 @@ private:
                 return advance(loc + r.fixed(4) * ca);
             case 0x05: {  // offset_extended
                 const uint64_t n = r.uleb();
-                return set(n, RuleKind::Offset, int64_t(r.uleb()) * da);
+                return set(n, RuleKind::Offset, ufactor(r.uleb(), da));
             }
             case 0x06: {  // restore_extended
                 const uint64_t n = r.uleb();
@@ -375,28 +389,28 @@ private:
             }
             case 0x11: {  // offset_extended_sf
                 const uint64_t n = r.uleb();
-                return set(n, RuleKind::Offset, r.sleb() * da);
+                return set(n, RuleKind::Offset, sfactor(r.sleb(), da));
             }
             case 0x12: {  // def_cfa_sf
                 const uint64_t n = r.uleb();
-                return def_cfa(st, n, r.sleb() * da);
+                return def_cfa(st, n, sfactor(r.sleb(), da));
             }
             case 0x13:  // def_cfa_offset_sf
-                return def_offset(st, r.sleb() * da);
+                return def_offset(st, sfactor(r.sleb(), da));
             case 0x14: {  // val_offset
                 const uint64_t n = r.uleb();
-                return set(n, RuleKind::ValOffset, int64_t(r.uleb()) * da);
+                return set(n, RuleKind::ValOffset, ufactor(r.uleb(), da));
             }
             case 0x15: {  // val_offset_sf
                 const uint64_t n = r.uleb();
-                return set(n, RuleKind::ValOffset, r.sleb() * da);
+                return set(n, RuleKind::ValOffset, sfactor(r.sleb(), da));
             }
             case 0x2e:  // GNU_args_size
                 r.uleb();
                 return true;
             case 0x2f: {  // GNU_negative_offset_extended
                 const uint64_t n = r.uleb();
-                return set(n, RuleKind::Offset, -int64_t(r.uleb()) * da);
+                return set(n, RuleKind::Offset, nfactor(r.uleb(), da));
             }
             default:  // unknown (or another architecture's): the FDE cannot be trusted
                 return false;

@@ -358,6 +358,8 @@ Step step_cfi(const CfiTable& t, const Row& row, const Frame& cur, const Stack& 
 Step step_fp(const Frame& cur, const Stack& mem, Frame& next) {
     if (!cur.has(kRbp)) return Step::Broken;
     const uint64_t rbp = cur.regs[kRbp];
+    // The psABI has _start clear rbp: the outermost frame (ld.so's _start has no CFI).
+    if (rbp == 0) return Step::End;
     uint64_t saved_rbp = 0, ra = 0;
     const Read a = mem.read(rbp, &saved_rbp), b = mem.read(rbp + 8, &ra);
     if (a == Read::Bad || b == Read::Bad) return Step::Broken;

@@ -424,6 +424,34 @@ def mountpoints(fstype=None):
     return res
 
 
+def tracefs():
+    """The mount point of tracefs, None if it is not mounted."""
+    for d in mountpoints("tracefs"):
+        if os.path.isdir(os.path.join(d, "events")):
+            return d
+    return None
+
+
+def append_line(path, line):
+    """Appends a line to a tracefs control file (uprobe_events): O_APPEND, never O_TRUNC (which
+    clears every uprobe event); not open(path, "a"), whose seek to the end tracefs refuses."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, (line + "\n").encode())
+    finally:
+        os.close(fd)
+
+
+def section(path, name):
+    """(address, file offset, size) of section `name` from `readelf -SW`."""
+    text = subprocess.run(["readelf", "-SW", path], capture_output=True, text=True, check=True).stdout
+    for line in text.splitlines():
+        m = re.search(r"\]\s+(\S+)\s+\S+\s+([0-9a-f]+) ([0-9a-f]+) ([0-9a-f]+) ", line)
+        if m and m.group(1) == name:
+            return int(m.group(2), 16), int(m.group(3), 16), int(m.group(4), 16)
+    raise AssertionError("no section %s in %s" % (name, path))
+
+
 def perf_stat_count(event, argv, filt=None):
     """The count of `event` (with the kernel filter `filt`) for argv under `perf stat` (the
     reference peer), None without perf."""

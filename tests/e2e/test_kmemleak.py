@@ -110,7 +110,7 @@ def test_help_lists_own_options(pp):
     out = err
     assert out.startswith("\n Usage: perf-prof kmemleak --alloc"), out
     for opt in ("--alloc <EVENT,...>", "--free <EVENT,...>", "--than <TIME>", "--comm", "--user",
-                "-g, --call-graph", "--flame-graph <file>"):
+                "  -g  ", "--call-graph <fp|dwarf[,size]>", "--flame-graph <file>"):
         assert opt in out, opt
     assert "perf-prof kmemleak --alloc kmem:kmalloc//stack/ --free kmem:kfree -g" in out
     # No call-chain switches for kmemleak (SPEC §4.5.1).

@@ -17,7 +17,7 @@ import subprocess
 
 import pytest
 
-from conftest import assert_not_crashed, mountpoints, skip_or_fail
+from conftest import append_line, assert_not_crashed, section, skip_or_fail, tracefs
 from test_trace import parse
 
 GROUP = "ppapp"
@@ -60,23 +60,6 @@ def readelf_notes(path):
     return notes
 
 
-def section(path, name):
-    """(address, file offset) of section `name` from `readelf -SW`."""
-    text = subprocess.run(["readelf", "-SW", path], capture_output=True, text=True, check=True).stdout
-    for line in text.splitlines():
-        m = re.search(r"\]\s+(\S+)\s+\S+\s+([0-9a-f]+) ([0-9a-f]+) ", line)
-        if m and m.group(1) == name:
-            return int(m.group(2), 16), int(m.group(3), 16)
-    raise AssertionError("no section %s in %s" % (name, path))
-
-
-def tracefs():
-    for d in mountpoints("tracefs"):
-        if os.path.isdir(os.path.join(d, "events")):
-            return d
-    return None
-
-
 def uprobe_lines(path):
     with open(path) as f:
         return [l for l in f.read().splitlines() if l]
@@ -105,13 +88,7 @@ def uprobes(pp, needs_root, app):
     finally:
         for line in ours(uprobe_lines(path)):
             if line not in before:
-                # O_APPEND, never O_TRUNC (which clears every uprobe event); not open(path, "a"),
-                # whose seek to the end tracefs refuses.
-                fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-                try:
-                    os.write(fd, ("-:" + line[2:].split(" ", 1)[0] + "\n").encode())
-                finally:
-                    os.close(fd)
+                append_line(path, "-:" + line[2:].split(" ", 1)[0])
         after = uprobe_lines(path)
         assert ours(after) == ours(before), "uprobe_events not left as found"
         assert all(l in after for l in before), "uprobe_events lost lines"
@@ -128,8 +105,8 @@ def test_list_matches_readelf(pp, app):
 
 def test_list_verbose_matches_readelf(pp, app):
     notes = readelf_notes(app)
-    base_addr, base_off = section(app, ".stapsdt.base")
-    probes_addr, probes_off = section(app, ".probes")
+    base_addr, base_off, _ = section(app, ".stapsdt.base")
+    probes_addr, probes_off, _ = section(app, ".probes")
     for opts in (["-v", "list"], ["list", "-v"]):
         rc, out, err = usdt(pp, opts + [app])
         assert rc == 0 and err == SKIP_KONST, err

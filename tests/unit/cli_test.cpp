@@ -55,6 +55,15 @@ std::string usage_error(std::vector<std::string> args) {
 
 using Words = std::vector<std::string>;
 
+// The help lines of -g and --call-graph, in every profiler that records stacks.
+const std::string kCallGraphHelp =
+    "  -g                            record call stacks\n"
+    "      --call-graph <fp|dwarf[,size]>\n"
+    "                                record call stacks; the user part through frame\n"
+    "                                pointers (fp, as -g), or unwound from the call-frame\n"
+    "                                information with a copy of size bytes of the user\n"
+    "                                stack per sample (dwarf, default 8192)\n";
+
 // ---- option table ----
 
 TEST(OptionTable, OneRowPerOptInEnumOrder) {
@@ -62,7 +71,11 @@ TEST(OptionTable, OneRowPerOptInEnumOrder) {
     ASSERT_EQ(table.size(), kOptCount);
     for (std::size_t i = 0; i < table.size(); ++i) {
         EXPECT_EQ(static_cast<std::size_t>(table[i].id), i);
-        EXPECT_NE(std::string(table[i].long_name), "");
+        // -g is the one short-only row: its long spelling is --call-graph, a row of its own.
+        if (table[i].id == Opt::CallGraph)
+            EXPECT_EQ(std::string(table[i].long_name), "");
+        else
+            EXPECT_NE(std::string(table[i].long_name), "");
         EXPECT_NE(std::string(table[i].help), "");
         bool takes_value = table[i].kind == ArgKind::Value || table[i].kind == ArgKind::OptionalValue;
         EXPECT_EQ(takes_value, std::string(table[i].hint) != "") << table[i].long_name;
@@ -76,7 +89,10 @@ TEST(OptionTable, GroupsAndLookups) {
         EXPECT_EQ(option_row(o).group, Group::Option);
     EXPECT_EQ(option_row(Opt::UserCallchain).group, Group::Filter);
     EXPECT_EQ(option_row(Opt::KernelCallchain).group, Group::Filter);
-    for (Opt o : {Opt::Event, Opt::Filter, Opt::CallGraph}) EXPECT_EQ(option_row(o).group, Group::Profiler);
+    for (Opt o : {Opt::Event, Opt::Filter, Opt::CallGraph, Opt::CallGraphMode})
+        EXPECT_EQ(option_row(o).group, Group::Profiler);
+    EXPECT_EQ(find_short('g')->id, Opt::CallGraph);
+    EXPECT_EQ(find_long("call-graph")->id, Opt::CallGraphMode);
 
     EXPECT_EQ(find_short('C')->id, Opt::Cpus);
     EXPECT_EQ(find_short('N')->id, Opt::ExitN);
@@ -182,9 +198,9 @@ TEST(Parse, EveryValueOption) {
 }
 
 TEST(Parse, LongForms) {
-    Parsed p =
-        P({"--cpus=0-1", "--pids", "9", "--tids=3", "--interval=0x10", "--output", "f", "--mmap-pages=16",
-           "--exit-N", "010", "sig", "--filter", "bash*", "--call-graph", "--verbose", "--quiet"});
+    Parsed p = P({"--cpus=0-1", "--pids", "9", "--tids=3", "--interval=0x10", "--output", "f",
+                  "--mmap-pages=16", "--exit-N", "010", "sig", "--filter", "bash*", "--call-graph",
+                  "dwarf,4096", "--verbose", "--quiet"});
     ASSERT_EQ(p.action, Action::Run);
     EXPECT_EQ(p.opt.cpus, "0-1");
     EXPECT_EQ(p.opt.pids, "9");
@@ -196,6 +212,7 @@ TEST(Parse, LongForms) {
     EXPECT_EQ(p.opt.filter, "bash*");
     EXPECT_TRUE(p.opt.filter_given);
     EXPECT_TRUE(p.opt.call_graph);
+    EXPECT_EQ(p.opt.dwarf_stack, 4096u);
     EXPECT_EQ(p.opt.verbose, -1);
 }
 
@@ -205,6 +222,29 @@ TEST(Parse, AttachedShortValues) {
     EXPECT_EQ(p.opt.pids, "42");
     EXPECT_EQ(p.opt.mmap_pages, 4);
     EXPECT_EQ(p.opt.exit_n, 3u);
+}
+
+TEST(Parse, CallGraphMode) {
+    // --call-graph goes wherever -g does; the last of the two wins.
+    Parsed p = P({"sig", "--call-graph", "dwarf"});
+    EXPECT_TRUE(p.opt.call_graph);
+    EXPECT_EQ(p.opt.dwarf_stack, 8192u);
+    p = P({"sig", "--call-graph=dwarf,100"});
+    EXPECT_EQ(p.opt.dwarf_stack, 104u);
+    p = P({"sig", "--call-graph", "fp"});
+    EXPECT_TRUE(p.opt.call_graph);
+    EXPECT_EQ(p.opt.dwarf_stack, 0u);
+    p = P({"sig", "--call-graph", "dwarf", "-g"});
+    EXPECT_TRUE(p.opt.call_graph);
+    EXPECT_EQ(p.opt.dwarf_stack, 0u);
+    p = P({"sig", "-g", "--call-graph", "dwarf,1024"});
+    EXPECT_EQ(p.opt.dwarf_stack, 1024u);
+    p = P({"sig", "-g"});
+    EXPECT_EQ(p.opt.dwarf_stack, 0u);
+    EXPECT_EQ(usage_error({"sig", "--call-graph", "foo"}),
+              "--call-graph foo: expected fp or dwarf[,size] (see 'perf-prof sig -h')");
+    EXPECT_EQ(usage_error({"sig", "--call-graph"}),
+              "option `call-graph' requires a value (see 'perf-prof sig -h')");
 }
 
 TEST(Parse, Clusters) {
@@ -372,11 +412,9 @@ TEST(Parse, OwnOptions) {
 TEST(Help, OwnOptionsShownInTheirGroups) {
     const std::string h = profiler_help(kDemo);
     const std::string filter = "FILTER OPTION:\n      --level[=<0|1>]           demo level\n\n";
-    const std::string prof =
-        "PROFILER OPTION:\n"
-        "  -g, --call-graph              record call stacks\n"
-        "  -k, --count <N>               demo count\n"
-        "  -Q, --quick                   demo flag\n\n";
+    const std::string prof = "PROFILER OPTION:\n" + kCallGraphHelp +
+                             "  -k, --count <N>               demo count\n"
+                             "  -Q, --quick                   demo flag\n\n";
     EXPECT_NE(h.find(filter), std::string::npos) << h;
     EXPECT_NE(h.find(prof), std::string::npos) << h;
 }
@@ -470,7 +508,9 @@ TEST(Parse, OptionNotUsableAfterProfilerWord) {
               "option `event' is not usable with sig (see 'perf-prof sig -h')");
     EXPECT_EQ(usage_error({"sig", "-ge", "x"}),
               "option `event' is not usable with sig (see 'perf-prof sig -h')");
-    EXPECT_EQ(usage_error({"tr", "-g"}), "option `call-graph' is not usable with tr (see 'perf-prof tr -h')");
+    EXPECT_EQ(usage_error({"tr", "-g"}), "option `g' is not usable with tr (see 'perf-prof tr -h')");
+    EXPECT_EQ(usage_error({"tr", "--call-graph", "dwarf"}),
+              "option `call-graph' is not usable with tr (see 'perf-prof tr -h')");
     EXPECT_EQ(usage_error({"tr", "--user-callchain"}),
               "option `user-callchain' is not usable with tr (see 'perf-prof tr -h')");
     EXPECT_EQ(usage_error({"tr", "--no-kernel-callchain"}),
@@ -633,9 +673,8 @@ TEST(Help, ProfilerHelpGroupsAndOverrides) {
         "                                (--no-kernel-callchain leaves them out)\n"
         "\n"
         "PROFILER OPTION:\n"
-        "      --filter <filter>         task name glob\n"
-        "  -g, --call-graph              record call stacks\n"
-        "\n";
+        "      --filter <filter>         task name glob\n" +
+        kCallGraphHelp + "\n";
     ASSERT_GE(h.size(), tail.size());
     EXPECT_EQ(h.substr(h.size() - tail.size()), tail);
     EXPECT_EQ(h.find("--event"), std::string::npos);

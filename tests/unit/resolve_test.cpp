@@ -662,8 +662,7 @@ TEST(HelpWordParse, AfterTheWord) {
     };
     EXPECT_EQ(usage({"fake", "help", "-C", "0"}),
               "option `cpus' is not usable with help (see 'perf-prof -h')");
-    EXPECT_EQ(usage({"fake", "help", "-g"}),
-              "option `call-graph' is not usable with help (see 'perf-prof -h')");
+    EXPECT_EQ(usage({"fake", "help", "-g"}), "option `g' is not usable with help (see 'perf-prof -h')");
     EXPECT_EQ(usage({"fake", "help", "ls"}), "unexpected 'ls' after help (see 'perf-prof fake -h')");
     EXPECT_EQ(usage({"help", "x"}), "unexpected 'x' after help (see 'perf-prof -h')");
 }
