@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <linux/perf_event.h>
 #include <unistd.h>
 
 #include <cstddef>
@@ -94,6 +95,7 @@ void run_unwind(CfiTable* t, uint64_t pc_span, const uint8_t* p, size_t n) {
     UserState st;
     for (uint64_t& r : st.regs) r = take(p, n, 8);
     if (pc_span) st.regs[kRa] %= pc_span;
+    if (st.regs[kRa] >= uint64_t(PERF_CONTEXT_MAX)) st.regs[kRa] &= 0x7fffffffffff;
     const uint64_t ctl = take(p, n, 4);
     st.valid = (ctl & 1) ? uint32_t(ctl >> 1) : (1u << kRegs) - 1;
     const size_t max = 1 + (ctl >> 24) % 130;
@@ -108,6 +110,12 @@ void run_unwind(CfiTable* t, uint64_t pc_span, const uint8_t* p, size_t n) {
     const size_t got = unwind(space, st, out.data(), max, &stats);
     if (got > max) broken("more entries than max");
     if (out[max] != 0x5a5a5a5a5a5a5a5aull) broken("wrote past max");
+    // Every entry a frame (no value a context marker takes: PERF_CONTEXT_*, kChainTruncated), but
+    // for a last kChainTruncated. A pc in that range is no user address: the fuzzer keeps its
+    // sampled pc below it, as the kernel's would be.
+    for (size_t i = 0; i < got; i++)
+        if (out[i] >= uint64_t(PERF_CONTEXT_MAX) && !(i + 1 == got && out[i] == perfprof::kChainTruncated))
+            broken("a return address reads as a context marker");
     if (stats.frames != got - (got && out[got - 1] == perfprof::kChainTruncated)) broken("frames miscounted");
 }
 

@@ -6,6 +6,7 @@
 #include "unwind/unwinder.h"
 
 #include <gtest/gtest.h>
+#include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -300,6 +301,38 @@ TEST(Unwinder, FramePointersWhereNoCfi) {
     const size_t n = unwind(none, s.state(0x401000, 0x1000), out, 16);
     EXPECT_GE(n, 1u);
     EXPECT_LE(n, 2u);
+}
+
+// Whether an entry of a chain is a context marker (PERF_CONTEXT_KERNEL, PERF_CONTEXT_USER, ...,
+// kChainTruncated): values no user address takes, which the stack printer and the folders read
+// as markers, not frames.
+bool is_marker(uint64_t v) {
+    return v >= uint64_t(PERF_CONTEXT_MAX);
+}
+
+TEST(Unwinder, GarbageReturnAddressesAreNoMarkers) {
+    // A return address read from a stack that is not what the unwinder thinks (a frame-pointer
+    // chain through garbage, here) can hold anything, PERF_CONTEXT_KERNEL or kChainTruncated too:
+    // written as a frame, it would read as a marker (kernel frames follow, or the chain ends).
+    const uint64_t sp = FakeStack::kSp;
+    FakeSpace none(nullptr, 0, 0);
+    for (uint64_t garbage : {uint64_t(PERF_CONTEXT_KERNEL), uint64_t(PERF_CONTEXT_USER), kChainTruncated,
+                             uint64_t(PERF_CONTEXT_MAX)}) {
+        FakeStack s;
+        s.set(sp + 0x20, sp + 0x60);
+        s.set(sp + 0x28, 0x402001);
+        s.set(sp + 0x60, sp + 0xa0);
+        s.set(sp + 0x68, garbage);
+        s.set(sp + 0xa0, 0);
+        s.set(sp + 0xa8, 0x404001);
+        uint64_t out[16];
+        const size_t n = unwind(none, s.state(0x401000, sp + 0x20), out, 16);
+        ASSERT_GE(n, 2u);
+        EXPECT_EQ(out[1], 0x402001u);
+        for (size_t i = 0; i < n; i++)
+            EXPECT_TRUE(!is_marker(out[i]) || (i == n - 1 && out[i] == kChainTruncated))
+                << std::hex << "entry " << i << " is 0x" << out[i];
+    }
 }
 
 // Functions of libc whose first row has the CIE's rule (CFA = rsp + 8, return address at CFA - 8:
