@@ -200,7 +200,7 @@ FUZZ_SECONDS  ?= 60
 FUZZ_CXX      := clang++
 FUZZ_FLAGS    := -std=c++20 -O1 -g -fno-omit-frame-pointer -Iinclude -Ilib -I. \
                  -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
-FUZZ_TARGETS  := event_spec_fuzz expr_fuzz symbols_fuzz elf_fuzz folded_fuzz heatmap_fuzz
+FUZZ_TARGETS  := event_spec_fuzz expr_fuzz symbols_fuzz elf_fuzz folded_fuzz heatmap_fuzz unwind_fuzz
 FUZZ_BINS     := $(FUZZ_TARGETS:%=build/fuzz/%)
 FUZZ_HDRS     := include/perf-prof/error.h lib/core/parse.h lib/event/event_spec.h filter/expr.h
 
@@ -208,12 +208,17 @@ fuzz-build: $(FUZZ_BINS)
 # Each fuzzer is linked from its harness and only the sources it exercises.
 build/fuzz/event_spec_fuzz: lib/event/event_spec.cpp lib/core/parse.cpp
 build/fuzz/expr_fuzz: filter/expr.cpp filter/expr_eval.cpp
+# lib/sym/object.cpp: an object's symbols (demangled) and its call-frame information.
+SYM_OBJECT    := lib/sym/object.cpp lib/sym/file_block.cpp lib/sym/demangle.cpp lib/unwind/cfi_table.cpp \
+                 lib/sym/object.h lib/unwind/cfi_table.h
 build/fuzz/symbols_fuzz: lib/sym/pprof_symbols.cpp lib/sym/pprof_image.cpp lib/sym/syms.cpp lib/core/text.cpp \
-    lib/core/work_pool.cpp lib/sym/object.cpp lib/sym/file_block.cpp lib/sym/dwarf_names.cpp lib/sym/pprof_symbols.h \
-    lib/sym/pprof_image.h lib/core/work_pool.h lib/core/radix_sort.h lib/sym/syms.h lib/sym/object.h lib/sym/dwarf_names.h
+    lib/core/work_pool.cpp $(SYM_OBJECT) lib/sym/dwarf_names.cpp lib/sym/pprof_symbols.h \
+    lib/sym/pprof_image.h lib/core/work_pool.h lib/core/radix_sort.h lib/sym/syms.h lib/sym/dwarf_names.h
 build/fuzz/symbols_fuzz: FUZZ_LIBS := -ldw -lelf -llzma
-build/fuzz/elf_fuzz: lib/sym/object.cpp lib/sym/file_block.cpp lib/sym/object.h
+build/fuzz/elf_fuzz: $(SYM_OBJECT)
 build/fuzz/elf_fuzz: FUZZ_LIBS := -lelf -llzma
+build/fuzz/unwind_fuzz: lib/unwind/cfi_table.cpp lib/unwind/unwinder.cpp lib/unwind/cfi_table.h lib/unwind/unwinder.h
+build/fuzz/unwind_fuzz: FUZZ_LIBS := -lelf
 build/fuzz/folded_fuzz: flamegraph/folded.cpp flamegraph/flame_svg.cpp flamegraph/svg.cpp flamegraph/folded.h \
     flamegraph/flame_svg.h flamegraph/svg.h $(GEN)/flamegraph_js.h
 build/fuzz/folded_fuzz: FUZZ_FLAGS += -I$(GEN)
@@ -242,15 +247,19 @@ fuzz: $(FUZZ_BINS)
 # vs perf sched record + latency + timehist -s under the same storm (bench/task_state_bench.py),
 # multi-trace's run-queue latency vs perf sched record + latency under the same storm
 # (bench/multi_trace_bench.py), profile -F 1000 -g vs perf record + perf script under a CPU-bound load
-# (bench/profile_bench.py), flame-graph rendering of 10k-300k stacks (bench/flamegraph_bench.py),
+# (bench/profile_bench.py), profile --call-graph dwarf vs perf record --call-graph dwarf + perf script
+# under a load without frame pointers, and the CFI table's costs on libLLVM (bench/unwind_bench.py,
+# bench/cfi_bench.cpp), flame-graph rendering of 10k-300k stacks (bench/flamegraph_bench.py),
 # --symbols, and heap profiling of a malloc-heavy process beside heaptrack, valgrind and the gperftools
 # heap checker (bench/heap_bench.py, which builds bench/mallocbench.c itself) ----
 bench: deps
-	@$(MAKE) --no-print-directory all $(BUILD)/bench/pingpong $(BUILD)/bench/spin
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/pingpong $(BUILD)/bench/spin $(BUILD)/bench/nofp \
+	    $(BUILD)/bench/cfi_bench
 	/usr/bin/python3 bench/trace_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
 	/usr/bin/python3 bench/task_state_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
 	/usr/bin/python3 bench/multi_trace_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
 	/usr/bin/python3 bench/profile_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/spin --repeat 3
+	/usr/bin/python3 bench/unwind_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/nofp
 	/usr/bin/python3 bench/flamegraph_bench.py --perf-prof ./perf-prof
 	@# --symbols vs google-pprof and addr2line; libLLVM-14.so (package llvm-14) is a bench-only dependency.
 	@dpkg-query -W -f='$${Status}' llvm-14 2>/dev/null | grep -q 'install ok installed' || \
@@ -259,7 +268,19 @@ bench: deps
 	/usr/bin/python3 bench/symbols_bench.py --perf-prof ./perf-prof
 	/usr/bin/python3 bench/heap_bench.py --perf-prof ./perf-prof
 
-$(BUILD)/bench/%: bench/%.c
+$(BUILD)/bench/%: bench/%.c bench/load.h
 	@mkdir -p $(dir $@)
 	@echo "  BENCH    $@"
 	@$(CC) -O2 -g -Wall -Wextra -fno-omit-frame-pointer -o $@ $< -lpthread
+
+# The CFI table's costs on big objects, beside libdw's (bench/unwind_bench.py runs it).
+$(BUILD)/bench/cfi_bench: bench/cfi_bench.cpp $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	@echo "  BENCH    $@"
+	@$(CXX) $(CPPFLAGS) $(CXXFLAGS) $(LDFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
+
+# The load of bench/unwind_bench.py: without frame pointers, so that only its CFI unwinds it.
+$(BUILD)/bench/nofp: bench/nofp.c bench/load.h
+	@mkdir -p $(dir $@)
+	@echo "  BENCH    $@"
+	@$(CC) -O2 -g -Wall -Wextra -fomit-frame-pointer -o $@ $< -lpthread

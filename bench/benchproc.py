@@ -553,6 +553,44 @@ def private_perf_prof(perf_prof, tmp):
     return copy
 
 
+def profiling_bench_args(doc, load, seconds, freq):
+    """The options the benches that sample the whole machine beside perf share (profile_bench,
+    unwind_bench); the bench adds its own to the parser returned."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--perf-prof", default="./perf-prof")
+    ap.add_argument("--load", default=load)
+    ap.add_argument("--seconds", type=float, default=seconds, help="load duration of each run")
+    ap.add_argument("--freq", type=int, default=freq, help="samples per second per CPU (-F)")
+    ap.add_argument("--threads", type=int, default=ncpus(), help="load threads (default: CPUs)")
+    ap.add_argument("--settle", type=float, default=1.0,
+                    help="seconds between the profiler opening its events and the load starting")
+    ap.add_argument("--no-perf", action="store_true", help="skip perf record / perf script")
+    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    return ap
+
+
+def profiling_bench_start(args, name):
+    """The checks of a bench that samples the whole machine beside perf (profile_bench, unwind_bench):
+    returns (its temporary directory, with args.perf_prof pointing at a private copy there, the
+    perf-prof it was, whether perf's rows run: not --no-perf and perf installed), or an exit
+    status when it cannot run."""
+    if not may_profile_system():
+        print("bench: skipped: system-wide profiling needs root or kernel.perf_event_paranoid=-1")
+        return 0
+    if tools_missing(args.perf_prof, args.load):
+        return 1
+    use_perf = not args.no_perf
+    if use_perf and not shutil.which("perf"):
+        print("bench: perf not found: the perf record / perf script rows are skipped")
+        use_perf = False
+    tmp = tempfile.mkdtemp(prefix=f"perfprof-{name}-bench-")
+    shown = args.perf_prof
+    args.perf_prof = private_perf_prof(args.perf_prof, tmp)
+    print(f"bench: the machine is profiled as a whole: other activity adds samples and noise; "
+          f"load average {os.getloadavg()[0]:.2f}")
+    return tmp, shown, use_perf
+
+
 def sched_bench_args(doc, rate_help, long_help, perf_help):
     """The command line the scheduler benches share (task_state_bench, multi_trace_bench)."""
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)

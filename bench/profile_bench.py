@@ -54,19 +54,16 @@ the perf rows are skipped when perf is not installed. Run with: make bench, or
   /usr/bin/python3 bench/profile_bench.py --perf-prof ./perf-prof --load build/bench/spin
 """
 
-import argparse
 import os
 import re
-import shutil
 import signal
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 
-from benchproc import (Proc, describe_exit, may_profile_system, ncpus, perf_record_lost, perfprof_lost,
-                       private_perf_prof, read_text, run_bench, stderr_problems, tools_missing, wait_ready)
+from benchproc import (Proc, describe_exit, ncpus, perf_record_lost, perfprof_lost, profiling_bench_args,
+                       profiling_bench_start, read_text, run_bench, stderr_problems, wait_ready)
 
 TARGET_US = 2.0  # perf-prof --flame-graph CPU per sample
 UPSTREAM_US = 5.0  # upstream perf-prof, for reference
@@ -234,41 +231,21 @@ def median_row(rows):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--perf-prof", default="./perf-prof")
-    ap.add_argument("--load", default="build/bench/spin")
-    ap.add_argument("--seconds", type=float, default=5.0, help="load duration of each run")
-    ap.add_argument("--freq", type=int, default=1000, help="samples per second per CPU (-F)")
+    ap = profiling_bench_args(__doc__, "build/bench/spin", 5.0, 1000)
     ap.add_argument("--repeat", type=int, default=1, help="measure every row this many times")
-    ap.add_argument("--threads", type=int, default=ncpus(), help="load threads (default: CPUs)")
-    ap.add_argument("--settle", type=float, default=1.0,
-                    help="seconds between the profiler opening its events and the load starting")
     ap.add_argument("--profile-args", default="", help="extra perf-prof profile options, e.g. '-m 64'")
-    ap.add_argument("--no-perf", action="store_true", help="skip perf record / perf script")
     ap.add_argument("--no-fixed", action="store_true", help="skip the runs without load")
-    ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = ap.parse_args()
     if args.seconds <= 0 or args.freq <= 0 or args.repeat < 1 or args.threads < 1 or args.settle < 0:
         ap.error("--seconds, --freq, --repeat and --threads must be positive, --settle >= 0")
 
-    if not may_profile_system():
-        print("bench: skipped: system-wide profiling needs root or kernel.perf_event_paranoid=-1")
-        return 0
-    if tools_missing(args.perf_prof, args.load):
-        return 1
-    use_perf = not args.no_perf
-    if use_perf and not shutil.which("perf"):
-        print("bench: perf not found: the perf record / perf script rows are skipped")
-        use_perf = False
-
-    tmp = tempfile.mkdtemp(prefix="perfprof-profile-bench-")
-    shown_perf_prof = args.perf_prof
-    args.perf_prof = private_perf_prof(args.perf_prof, tmp)
+    started = profiling_bench_start(args, "profile")
+    if isinstance(started, int):
+        return started
+    tmp, shown_perf_prof, use_perf = started
     t_start = time.monotonic()
     print(f"bench: {ncpus()} CPUs, load {args.load} with {args.threads} threads, {args.seconds:g} s per run, "
           f"-F {args.freq} -g, {args.repeat} repetition(s); perf-prof {shown_perf_prof} (a private copy)")
-    print(f"bench: the machine is profiled as a whole: other activity adds samples and noise; "
-          f"load average {os.getloadavg()[0]:.2f}")
 
     def measure():
         untraced = []

@@ -25,4 +25,14 @@ inline std::string run(const std::string& cmd) {
     return out;
 }
 
+// A file of build/fixtures (tests/fixtures/build.sh) of the repository holding this test binary
+// (build/unit_tests or build/san/unit_tests), or of the current directory.
+inline std::string fixture(const std::string& name) {
+    namespace fs = std::filesystem;
+    for (fs::path p = fs::path(self_exe()).parent_path(); !p.empty() && p != p.root_path();
+         p = p.parent_path())
+        if (fs::exists(p / "tests/fixtures/build.sh")) return (p / "build/fixtures" / name).string();
+    return "build/fixtures/" + name;
+}
+
 }  // namespace perfprof::test
