@@ -40,7 +40,7 @@ uint32_t parse_call_graph(std::string_view text) {
     };
     if (text == "fp") return 0;
     std::string_view mode = text.substr(0, text.find(','));
-    if (mode != "dwarf") return throw bad("expected fp or dwarf[,size]"), 0;
+    if (mode != "dwarf") throw bad("expected fp or dwarf[,size]");
     if (mode.size() == text.size()) return kDefaultStackCopy;
     std::string_view size = text.substr(mode.size() + 1);
     uint64_t n = 0;
@@ -70,12 +70,17 @@ void request_stacks(perf_event_attr& a, bool kernel, bool user, uint32_t dwarf_s
 }
 
 void SampleUnwinder::unwind(Sample& s, const perf_event_attr& a) {
-    const size_t max_user = a.sample_max_stack ? a.sample_max_stack : 127;
-    chain_.resize(s.callchain_nr + 2 + max_user);  // + PERF_CONTEXT_USER + kChainTruncated
-    size_t n = 0;
+    // The frame limit bounds the whole chain, as the kernel's does for frame pointers: the user
+    // part gets what the kernel part leaves.
+    const size_t max = a.sample_max_stack ? a.sample_max_stack : 127;
+    chain_.resize(s.callchain_nr + 2 + max);  // + PERF_CONTEXT_USER + kChainTruncated
+    size_t n = 0, kernel_frames = 0;
     // The kernel part of the kernel's chain (it has no user part: exclude_callchain_user).
-    for (uint64_t i = 0; i < s.callchain_nr && s.callchain[i] != PERF_CONTEXT_USER; i++)
+    for (uint64_t i = 0; i < s.callchain_nr && s.callchain[i] != PERF_CONTEXT_USER; i++) {
+        kernel_frames += s.callchain[i] < PERF_CONTEXT_MAX;
         chain_[n++] = s.callchain[i];
+    }
+    const size_t max_user = kernel_frames < max ? max - kernel_frames : 0;
     if (s.user_abi != PERF_SAMPLE_REGS_ABI_NONE && s.user_regs) {
         UserState st;
         int k = 0;

@@ -2,10 +2,13 @@
 #include <gtest/gtest.h>
 
 #include <linux/perf_event.h>
+#include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "perf-prof/error.h"
+#include "stack/stack_printer.h"
 #include "unwind/call_graph.h"
 
 namespace perfprof::unwind {
@@ -112,6 +115,60 @@ TEST(RequestStacks, NoHalves) {
     request_stacks(a, false, false, 8192);
     EXPECT_FALSE(carries_user_stack(a));
     EXPECT_EQ(a.sample_type & (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER), 0u);
+}
+
+}  // namespace
+}  // namespace perfprof::unwind
+
+namespace perfprof::unwind {
+namespace {
+
+__attribute__((noinline)) void sampled_function() {
+    asm volatile("");
+}
+
+// A sample of this process with a two-frame kernel part, its pc in sampled_function and an
+// empty stack copy: the unwinder can name the pc, and nothing beyond it.
+std::vector<uint64_t> unwound_chain(uint16_t max_stack) {
+    perf_event_attr a{};
+    request_stacks(a, true, true, kDefaultStackCopy);
+    a.sample_max_stack = max_stack;
+    static const uint64_t kernel[] = {PERF_CONTEXT_KERNEL, 0xffffffff81000000ull, 0xffffffff81000010ull};
+    std::vector<uint64_t> regs(size_t(__builtin_popcountll(a.sample_regs_user)), 0);
+    regs[8] = reinterpret_cast<uint64_t>(&sampled_function);  // perf's IP (bit 8)
+    regs[7] = 0x7ffe00000000ull;                              // SP (bit 7)
+    Sample s;
+    s.pid = uint32_t(::getpid());
+    s.callchain = kernel;
+    s.callchain_nr = 3;
+    s.user_abi = PERF_SAMPLE_REGS_ABI_64;
+    s.user_regs = regs.data();
+    SampleUnwinder u;
+    u.unwind(s, a);
+    std::vector<uint64_t> chain(s.callchain, s.callchain + s.callchain_nr);
+    // The shared symbol cache would keep this binary's object alive under its own path, which
+    // other tests of get_object() must be free to name differently.
+    stack::shared_syms().drop(int(::getpid()));
+    return chain;
+}
+
+TEST(SampleUnwinder, KernelPartThenUnwoundUserPart) {
+    const uint64_t pc = reinterpret_cast<uint64_t>(&sampled_function);
+    EXPECT_EQ(unwound_chain(0),
+              (std::vector<uint64_t>{PERF_CONTEXT_KERNEL, 0xffffffff81000000ull, 0xffffffff81000010ull,
+                                     PERF_CONTEXT_USER, pc, kChainTruncated}));
+}
+
+// The frame limit bounds the whole chain, as the kernel's does: the user part gets what the
+// kernel part leaves, and a cut says so.
+TEST(SampleUnwinder, FrameLimitCountsTheKernelPart) {
+    const uint64_t pc = reinterpret_cast<uint64_t>(&sampled_function);
+    EXPECT_EQ(unwound_chain(3),
+              (std::vector<uint64_t>{PERF_CONTEXT_KERNEL, 0xffffffff81000000ull, 0xffffffff81000010ull,
+                                     PERF_CONTEXT_USER, pc, kChainTruncated}));
+    EXPECT_EQ(unwound_chain(2),
+              (std::vector<uint64_t>{PERF_CONTEXT_KERNEL, 0xffffffff81000000ull, 0xffffffff81000010ull,
+                                     PERF_CONTEXT_USER, kChainTruncated}));
 }
 
 }  // namespace
