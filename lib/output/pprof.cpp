@@ -16,7 +16,8 @@ namespace {
 // and Function is the id.
 namespace profile {
 constexpr uint32_t kSampleType = 1, kSample = 2, kMapping = 3, kLocation = 4, kFunction = 5, kStringTable = 6,
-                   kTimeNanos = 9, kDurationNanos = 10, kPeriodType = 11, kPeriod = 12;
+                   kTimeNanos = 9, kDurationNanos = 10, kPeriodType = 11, kPeriod = 12,
+                   kComment = 13, kDefaultSampleType = 14;
 }
 namespace value_type {
 constexpr uint32_t kType = 1, kUnit = 2;
@@ -199,6 +200,8 @@ std::string PprofBuilder::encode() const {
     out.int64_nz(profile::kDurationNanos, duration_nanos_);
     put_value_type(profile::kPeriodType, period_type_, period_unit_);
     out.int64_nz(profile::kPeriod, period_);
+    for (uint64_t c : comments_) out.uint64(profile::kComment, c);
+    out.uint64_nz(profile::kDefaultSampleType, default_type_);
     return out.data();
 }
 

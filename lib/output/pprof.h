@@ -42,6 +42,9 @@ public:
         time_nanos_ = time_nanos;
         duration_nanos_ = duration_nanos;
     }
+    // A comment line (pprof shows it with -comments) and the sample type pprof shows first.
+    void comment(std::string_view text) { comments_.push_back(string_id(text)); }
+    void default_sample_type(std::string_view type) { default_type_ = string_id(type); }
     size_t sample_types() const { return types_.size() / 2; }
     size_t samples() const { return samples_.size(); }
 
@@ -76,6 +79,8 @@ private:
     std::vector<uint64_t> types_;  // sample_type as (type, unit) string id pairs
     uint64_t period_type_ = 0, period_unit_ = 0;
     int64_t period_ = 0, time_nanos_ = 0, duration_nanos_ = 0;
+    std::vector<uint64_t> comments_;
+    uint64_t default_type_ = 0;
 
     std::vector<std::string> strings_;
     std::unordered_map<std::string, uint64_t> string_ids_;

@@ -49,8 +49,8 @@ output::PprofBuilder builder_for(const PprofStacks::Kind& kind) {
 
 }  // namespace
 
-PprofStacks::PprofStacks(std::string path, Printer& printer, Kind kind)
-    : path_(std::move(path)), printer_(printer), kind_(kind), profile_(builder_for(kind_)) {
+PprofStacks::PprofStacks(std::string path, Printer& printer, Kind kind) : PprofStacks(printer, std::move(kind)) {
+    path_ = std::move(path);
     if (path_.empty()) throw Error::usage("--pprof needs a file name");
     // A name the writer would take for stdout is a file here too.
     if (path_ == "-") path_ = "./-";
@@ -63,12 +63,23 @@ PprofStacks::PprofStacks(std::string path, Printer& printer, Kind kind)
     if (fd < 0) throw Error::sys(errno, "cannot create the pprof file '" + path_ + "'");
     ::close(fd);
     ::unlink(tmp.c_str());
+}
 
+PprofStacks::PprofStacks(Printer& printer, Kind kind)
+    : printer_(printer), kind_(std::move(kind)), profile_(builder_for(kind_)), labels_(2) {
     start_realtime_ = core::realtime_now_ns();
     start_monotonic_ = core::monotonic_now_ns();
     pid_key_ = profile_.string_id("pid");
     comm_key_ = profile_.string_id("comm");
     live_.push_back(this);
+}
+
+void PprofStacks::label(std::string_view key, std::string_view value) {
+    output::PprofBuilder::Label l;
+    l.key = profile_.string_id(key);
+    l.str = profile_.string_id(value);
+    labels_.push_back(l);
+    fixed_labels_++;
 }
 
 PprofStacks::~PprofStacks() {
@@ -106,15 +117,14 @@ void PprofStacks::symbolize_pending() {
     pending_.drain([&](uint32_t pid, std::string_view comm, std::span<const uint64_t> ips, uint64_t n) {
         if (!locate(ips.data(), ips.size(), pid, comm)) return;
         const int64_t values[2] = {int64_t(n), int64_t(n) * kind_.cpu_period_ns};
-        profile_.sample(location_ids_, std::span(values, profile_.sample_types()),
-                        std::span(labels_, comm.empty() ? 1 : 2));
+        profile_.sample(location_ids_, std::span(values, profile_.sample_types()), sample_labels(comm));
     });
 }
 
 void PprofStacks::add_values(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm,
                              std::span<const int64_t> values) {
     if (values.size() != profile_.sample_types() || !locate(ips, nr, pid, comm)) return;
-    profile_.sample(location_ids_, values, std::span(labels_, comm.empty() ? 1 : 2));
+    profile_.sample(location_ids_, values, sample_labels(comm));
 }
 
 sym::DwarfNames* PprofStacks::dwarf_of(const sym::Object& obj) {
@@ -166,10 +176,21 @@ uint64_t PprofStacks::location_of(const Printer::ChainFrame& f, uint32_t pid, bo
     return it->second;
 }
 
-void PprofStacks::finish() {
+std::span<const output::PprofBuilder::Label> PprofStacks::sample_labels(std::string_view comm) {
+    if (!comm.empty() || !fixed_labels_) return std::span(labels_.data(), comm.empty() ? 1 : labels_.size());
+    no_comm_.assign(labels_.begin(), labels_.end());
+    no_comm_.erase(no_comm_.begin() + 1);
+    return no_comm_;
+}
+
+std::string PprofStacks::gzipped() {
     symbolize_pending();
     profile_.set_time(start_realtime_, core::monotonic_now_ns() - start_monotonic_);
-    flamegraph::write_file(path_, output::gzip(profile_.encode()));
+    return output::gzip(profile_.encode());
+}
+
+void PprofStacks::finish() {
+    if (!path_.empty()) flamegraph::write_file(path_, gzipped());
 }
 
 }  // namespace perfprof::stack

@@ -47,6 +47,8 @@ public:
                                                      Printer* printer, Kind kind);
     // Throws Error when `path` cannot be created: found at start-up, not after the run.
     PprofStacks(std::string path, Printer& printer, Kind kind);
+    // A profile kept in memory (serve): encoded by gzipped(), never written by finish().
+    PprofStacks(Printer& printer, Kind kind);
     ~PprofStacks();
     PprofStacks(const PprofStacks&) = delete;
     PprofStacks& operator=(const PprofStacks&) = delete;
@@ -57,6 +59,13 @@ public:
     // Adds one sample of `values` (one per Kind::values) for a chain, symbolized now.
     void add_values(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm,
                     std::span<const int64_t> values);
+    // A string label `key`=`value` on every sample (serve: executable, build_id), set before
+    // the first sample is added.
+    void label(std::string_view key, std::string_view value);
+    // The profile's other fields: comments, the default sample type.
+    output::PprofBuilder& builder() { return profile_; }
+    // The profile of the whole run, gzip-compressed, as finish() writes it.
+    std::string gzipped();
     // Writes the profile of the whole run (also with -i) to the file, through FILE.tmp.
     void finish();
 
@@ -70,6 +79,8 @@ private:
     // location_ids_ and labels_ for a chain; false for context markers only.
     bool locate(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm);
     uint64_t location_of(const Printer::ChainFrame& f, uint32_t pid, bool return_address);
+    // pid, comm (unless empty), then label()'s.
+    std::span<const output::PprofBuilder::Label> sample_labels(std::string_view comm);
     sym::DwarfNames* dwarf_of(const sym::Object& obj);
 
     std::string path_;
@@ -87,7 +98,9 @@ private:
     std::unordered_map<std::string, std::unique_ptr<sym::DwarfNames>> dwarf_;
     std::vector<Printer::ChainFrame> frames_;
     std::vector<uint64_t> location_ids_;
-    output::PprofBuilder::Label labels_[2];
+    std::vector<output::PprofBuilder::Label> labels_;  // pid, comm, then label()'s
+    size_t fixed_labels_ = 0;                          // label()'s
+    std::vector<output::PprofBuilder::Label> no_comm_;  // scratch: labels_ less comm
     std::string name_, file_, loc_key_;
 };
 
