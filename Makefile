@@ -251,7 +251,8 @@ fuzz: $(FUZZ_BINS)
 # under a load without frame pointers, and the CFI table's costs on libLLVM (bench/unwind_bench.py,
 # bench/cfi_bench.cpp), flame-graph rendering of 10k-300k stacks (bench/flamegraph_bench.py),
 # --symbols, and heap profiling of a malloc-heavy process beside heaptrack, valgrind and the gperftools
-# heap checker (bench/heap_bench.py, which builds bench/mallocbench.c itself) ----
+# heap checker (bench/heap_bench.py, which builds bench/mallocbench.c itself), serve's /pprof/symbol
+# vs google-pprof's symbolization of the same 1,000 addresses (bench/serve_bench.py) ----
 bench: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/pingpong $(BUILD)/bench/spin $(BUILD)/bench/nofp \
 	    $(BUILD)/bench/cfi_bench
@@ -266,6 +267,7 @@ bench: deps
 	    { echo "installing: llvm-14 (bench only)"; apt-get update -qq && \
 	      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends llvm-14 >/dev/null; }
 	/usr/bin/python3 bench/symbols_bench.py --perf-prof ./perf-prof
+	/usr/bin/python3 bench/serve_bench.py --perf-prof ./perf-prof --target $(BUILD)/workloads/hotab
 	/usr/bin/python3 bench/heap_bench.py --perf-prof ./perf-prof
 
 $(BUILD)/bench/%: bench/%.c bench/load.h

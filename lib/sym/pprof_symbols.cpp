@@ -52,6 +52,7 @@
 
 #include "core/radix_sort.h"
 #include "core/work_pool.h"
+#include "sym/kallsyms.h"
 #include "sym/object.h"
 #include "sym/pprof_image.h"
 #include "sym/syms.h"
@@ -366,6 +367,37 @@ std::string pprof_symbols(std::string_view input, const std::string& binary) {
         for (const Req& r : reqs)
             if (r.kind != Req::Name) out += "??\n";
     } catch (...) {
+    }
+    return out;
+}
+
+std::string symbol_page(SymsCache& cache, int pid, std::string_view body) {
+    std::string out;
+    std::shared_ptr<Kallsyms> kernel;
+    size_t pos = 0;
+    while (pos < body.size()) {
+        size_t end = body.find_first_of("+ \t\r\n", pos);
+        if (end == std::string_view::npos) end = body.size();
+        const std::string_view word = body.substr(pos, end - pos);
+        pos = end + 1;
+        uint64_t addr;
+        if (word.size() < 3 || word[0] != '0' || (word[1] != 'x' && word[1] != 'X') ||
+            !core::parse_hex(word.substr(2), addr))
+            continue;
+        const char* name = nullptr;
+        Frame f;
+        if (addr >> 63) {
+            if (!kernel) kernel = Kallsyms::get();
+            name = kernel->find(addr);
+        } else if (cache.resolve(pid, addr, f) && f.sym) {
+            name = f.sym->c_str();
+        }
+        if (!name) continue;
+        char head[24];
+        std::snprintf(head, sizeof head, "0x%llx\t", static_cast<unsigned long long>(addr));
+        out += head;
+        out += name;
+        out += '\n';
     }
     return out;
 }

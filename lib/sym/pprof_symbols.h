@@ -20,6 +20,15 @@ std::string pprof_symbols(std::string_view input, const std::string& binary);
 // `pprof --symbols` prints ("std::vector<int>::push_back(int const&)" → "std::vector::push_back").
 std::string pprof_short_name(std::string demangled);
 
+class SymsCache;
+
+// serve's /pprof/symbol (pprof's remote symbol protocol): `body` holds addresses, `0x` and hex,
+// separated by '+' (what pprof posts) or white space. The answer has one `0xADDR<TAB>NAME` line
+// per address that names a function of process `pid` through `cache` (addresses of the upper
+// half from kallsyms), in order; an address without a name has no line, and pprof shows it as
+// an address. Names are demangled, whole. Never throws.
+std::string symbol_page(SymsCache& cache, int pid, std::string_view body);
+
 // Reads all of stdin, answers on stdout (flushed), returns the exit status (0).
 int run_pprof_symbols(const std::string& binary);
 

@@ -129,6 +129,8 @@ struct Decoded {
     std::vector<uint64_t> mapping_order;
     int64_t time = 0, duration = 0, period = 0;
     std::pair<std::string, std::string> period_type;
+    std::vector<std::string> comments;
+    std::string default_sample_type;
 
     const std::string& str(uint64_t i) const {
         static const std::string bad = "<bad string index>";
@@ -192,6 +194,8 @@ Decoded decode_profile(const std::string& data) {
     d.duration = int64_t(scalar(top, 10));
     d.period = int64_t(scalar(top, 12));
     for (const auto& t : messages(top, 11)) d.period_type = {d.str(scalar(t, 1)), d.str(scalar(t, 2))};
+    for (uint64_t c : repeated(top, 13)) d.comments.push_back(d.str(c));
+    if (const uint64_t t = scalar(top, 14)) d.default_sample_type = d.str(t);
     return d;
 }
 
@@ -482,6 +486,29 @@ TEST(PprofStacks, ChainsOfThisProcess) {
 TEST(PprofStacks, UnwritablePathFailsAtStart) {
     Printer printer(false, true);
     EXPECT_THROW(PprofStacks("/nonexistent/dir/x.pb.gz", printer, {}), Error);
+}
+
+
+// serve's profiles: kept in memory, with labels on every sample, a comment and a default type.
+TEST(PprofStacks, InMemoryWithLabels) {
+    Printer printer(false, true);
+    PprofStacks out(printer, {"samples", "count", 1000});
+    out.label("executable", "/bin/x");
+    out.label("build_id", "abcd");
+    out.builder().comment("a note");
+    out.builder().default_sample_type("samples");
+    const uint64_t chain[] = {PERF_CONTEXT_USER, 0x10};
+    out.add_callchain(chain, 2, 77, "me");
+    out.add_callchain(chain, 2, 78, "");
+    const Decoded d = output::decode_profile(output::gunzip(out.gzipped()));
+    ASSERT_EQ(d.samples.size(), 2u);
+    for (const auto& s : d.samples) {
+        EXPECT_EQ(s.str_labels.at("executable"), "/bin/x");
+        EXPECT_EQ(s.str_labels.at("build_id"), "abcd");
+        EXPECT_EQ(s.str_labels.count("comm"), s.num_labels.at("pid") == 77 ? 1u : 0u);
+    }
+    EXPECT_EQ(d.comments, std::vector<std::string>{"a note"});
+    EXPECT_EQ(d.default_sample_type, "samples");
 }
 
 }  // namespace

@@ -389,5 +389,32 @@ TEST(DwarfNames, InnermostAndOutermost) {
     EXPECT_FALSE(d->lookup(0x1075, &in, &out));  // _start: no DWARF function
 }
 
+
+// serve's /pprof/symbol: '+'-separated addresses of a live process (this one), one line each
+// for those with a name; kernel addresses from kallsyms.
+TEST(SymbolPage, AddressesOfAProcess) {
+    SymsCache cache;
+    const int pid = getpid();
+    const uint64_t fn = addr_of(reinterpret_cast<void*>(&syms_test_helper_function));
+    char body[128];
+    std::snprintf(body, sizeof body, "0x%llx+0x10+0X%llx+junk+0x+0xzz+0x%llx",
+                  static_cast<unsigned long long>(fn + 1), static_cast<unsigned long long>(fn + 2),
+                  static_cast<unsigned long long>(fn + 3));
+    char want[160];
+    std::snprintf(want, sizeof want, "0x%llx\tsyms_test_helper_function\n0x%llx\tsyms_test_helper_function\n"
+                  "0x%llx\tsyms_test_helper_function\n",
+                  static_cast<unsigned long long>(fn + 1), static_cast<unsigned long long>(fn + 2),
+                  static_cast<unsigned long long>(fn + 3));
+    EXPECT_EQ(symbol_page(cache, pid, body), want);
+    // Newline-separated as well; nothing for nothing.
+    EXPECT_EQ(symbol_page(cache, pid, ""), "");
+    EXPECT_EQ(symbol_page(cache, pid, "+++"), "");
+    std::snprintf(body, sizeof body, "0x%llx\n", static_cast<unsigned long long>(fn));
+    EXPECT_EQ(symbol_page(cache, pid, body).substr(0, 2), "0x");
+    // A kernel address is named from kallsyms (when root can read them).
+    const std::string k = symbol_page(cache, pid, "0xffffffffffffff00");
+    EXPECT_TRUE(k.empty() || k.rfind("0xffffffffffffff00\t", 0) == 0) << k;
+}
+
 }  // namespace
 }  // namespace perfprof::sym

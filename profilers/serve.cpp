@@ -1,0 +1,511 @@
+// serve: pprof's remote endpoints for processes of this host, from the outside (issue 16).
+// gperftools' /pprof/{profile,heap,growth,symbol,cmdline} and Go's /debug/pprof/{profile,heap,
+// allocs,symbol,cmdline}, for the processes named with -p or the command launched, or for
+// every process behind a secret path prefix (--all). CPU profiles run in a child process per
+// request (serve/cpu_job); heap profiles come from uprobes attached on the first heap request
+// (serve/heap_target); symbols from the shared symbol cache. One thread: the HTTP server
+// (http/server), the profiles' pipes and the signals share one epoll loop.
+#include <sys/epoll.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "core/fd.h"
+#include "core/parse.h"
+#include "core/time.h"
+#include "http/route.h"
+#include "http/server.h"
+#include "perf-prof/error.h"
+#include "perf-prof/profiler.h"
+#include "perf/proc_tasks.h"
+#include "perf/workload.h"
+#include "serve/cpu_job.h"
+#include "serve/heap_target.h"
+#include "serve/process_info.h"
+#include "stack/stack_printer.h"
+#include "sym/pprof_symbols.h"
+#include "sym/syms.h"
+
+namespace perfprof {
+
+namespace {
+
+struct ServeOptions final : ProfilerOptions {
+    std::string listen = "127.0.0.1:6060";
+    bool all = false;
+    uint64_t freq = 100;
+    uint64_t max_seconds = 300;
+    uint64_t heap_rate = 512 * 1024;
+    bool heap = false;
+    uint64_t heap_idle_s = 300;
+    uint64_t client_timeout_s = 15;
+};
+
+ServeOptions& own(ProfilerOptions& o) {
+    return static_cast<ServeOptions&>(o);
+}
+
+using K = ArgKind;
+using G = Group;
+const OptionRow kOwnOptions[] = {
+    {Opt::Own, 0, "listen", "ADDR:PORT", K::Value, false, G::Profiler,
+     "address to serve on (default 127.0.0.1:6060; port 0:\n"
+     "any free port, printed at start)",
+     [](ProfilerOptions& o, OptionValue v) { own(o).listen = std::string(*v); }},
+    {Opt::Own, 0, "all", "", K::Flag, false, G::Profiler,
+     "serve every process of the host, under a secret path\n"
+     "prefix printed at start",
+     [](ProfilerOptions& o, OptionValue v) { own(o).all = v && *v == "1"; }},
+    {Opt::Own, 'F', "freq", "n", K::Value, false, G::Profiler,
+     "CPU profiles: samples per second of CPU time (default\n"
+     "100, at most 10000)",
+     [](ProfilerOptions& o, OptionValue v) {
+         own(o).freq = core::parse_bounded(*v, "freq", 10000);
+         if (!own(o).freq) throw Error::usage("option `freq' must be at least 1");
+     }},
+    {Opt::Own, 0, "max-seconds", "N", K::Value, false, G::Profiler,
+     "the longest CPU profile a client may ask for (default\n"
+     "300, at most 3600)",
+     [](ProfilerOptions& o, OptionValue v) {
+         own(o).max_seconds = core::parse_bounded(*v, "max-seconds", 3600);
+         if (!own(o).max_seconds) throw Error::usage("option `max-seconds' must be at least 1");
+     }},
+    {Opt::Own, 0, "heap-rate", "BYTES", K::Value, false, G::Profiler,
+     "heap profiles: mean bytes between sampled allocations\n"
+     "(default 524288, as tcmalloc and Go)",
+     [](ProfilerOptions& o, OptionValue v) {
+         own(o).heap_rate = core::parse_bounded(*v, "heap-rate", uint64_t(1) << 40);
+         if (!own(o).heap_rate) throw Error::usage("option `heap-rate' must be at least 1");
+     }},
+    {Opt::Own, 0, "heap", "", K::Flag, false, G::Profiler,
+     "attach the heap profiler at start, not at the first\n"
+     "heap request",
+     [](ProfilerOptions& o, OptionValue v) { own(o).heap = v && *v == "1"; }},
+    {Opt::Own, 0, "heap-idle", "SECONDS", K::Value, false, G::Profiler,
+     "remove the heap probes of a process after this long\n"
+     "without a heap request (default 300)",
+     [](ProfilerOptions& o, OptionValue v) {
+         own(o).heap_idle_s = core::parse_bounded(*v, "heap-idle", 86400 * 365);
+         if (!own(o).heap_idle_s) throw Error::usage("option `heap-idle' must be at least 1");
+     }},
+    {Opt::Own, 0, "client-timeout", "SECONDS", K::Value, false, G::Profiler,
+     "close a connection silent this long (default 15)",
+     [](ProfilerOptions& o, OptionValue v) {
+         own(o).client_timeout_s = core::parse_bounded(*v, "client-timeout", 3600);
+         if (!own(o).client_timeout_s) throw Error::usage("option `client-timeout' must be at least 1");
+     }},
+};
+
+std::shared_ptr<ProfilerOptions> make_options() {
+    return std::make_shared<ServeOptions>();
+}
+
+// 128 random bits as hex: the path prefix of --all.
+std::string make_secret() {
+    unsigned char b[16];
+    size_t got = 0;
+    while (got < sizeof b) {
+        const ssize_t n = ::getrandom(b + got, sizeof b - got, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) throw Error::sys(errno, "serve: getrandom");
+        got += size_t(n);
+    }
+    static const char kHex[] = "0123456789abcdef";
+    std::string s;
+    for (unsigned char c : b) {
+        s += kHex[c >> 4];
+        s += kHex[c & 15];
+    }
+    return s;
+}
+
+http::Response octets(std::string body, const char* filename) {
+    http::Response r;
+    r.content_type = "application/octet-stream";
+    r.headers.emplace_back("Content-Disposition", std::string("attachment; filename=\"") + filename + "\"");
+    r.body = std::move(body);
+    return r;
+}
+
+http::Server::Limits limits(const ServeOptions& o) {
+    http::Server::Limits l;
+    l.idle_timeout_s = unsigned(o.client_timeout_s);
+    return l;
+}
+
+constexpr uint64_t kTagHttp = 1, kTagSignal = 2, kTagJob = 3;  // epoll tags: kind << 32 | pid
+
+class Serve {
+public:
+    explicit Serve(const Options& opt)
+        : opt_(opt),
+          o_(opt.own_as<ServeOptions>()),
+          http_(
+              o_.listen, limits(o_),
+              [this](http::Server::RequestId id, const http::Request& r) { return on_request(id, r); },
+              [this](http::Server::RequestId id) { on_abort(id); }) {
+        if (!opt.cpus.empty() || !opt.tids.empty() || opt.cgroups_given)
+            throw Error::usage("serve: name processes with -p PID (or a command), or --all");
+        const bool named = !opt.pids.empty(), launched = !opt.workload.empty();
+        if (int(named) + int(launched) + int(o_.all) != 1)
+            throw Error::usage("serve: give one of -p PID, a command after --, or --all");
+        access_.all = o_.all;
+        heap_settings_.rate = o_.heap_rate;
+        heap_settings_.idle_ns = int64_t(o_.heap_idle_s) * 1'000'000'000;
+        if (o_.all) access_.secret = make_secret();
+        if (named) {
+            for (int pid : core::parse_pid_list(opt.pids)) {
+                if (!perf::alive_state(perf::task_state(pid)))
+                    throw Error("serve: no process " + std::to_string(pid));
+                access_.pids.push_back(pid);
+            }
+        }
+        if (launched) {
+            workload_ = std::make_unique<perf::Workload>(opt.workload);
+            access_.pids.push_back(workload_->pid());
+            if (o_.heap) heap_target(workload_->pid(), perf::command_path(opt.workload.front())).attach();
+            workload_->release();
+        } else if (o_.heap) {
+            for (int pid : access_.pids) heap_target(pid).attach();
+        }
+    }
+
+    int run() {
+        setup_loop();
+        std::string url = "http://" + listen_host() + ":" + std::to_string(http_.port()) + "/";
+        if (o_.all) url += access_.secret + "/";
+        std::printf("serving %s\n", url.c_str());
+        for (int pid : access_.pids) {
+            const serve::ProcessInfo p = serve::describe_process(pid, false);
+            std::printf("  pid %d %s: %spid/%d/pprof/profile\n", pid, p.comm.c_str(), url.c_str(), pid);
+        }
+        std::fflush(stdout);
+
+        int64_t next_house = core::monotonic_now_ns() + kHouseNs;
+        while (!stopping_) {
+            epoll_event evs[16];
+            const int n = ::epoll_wait(epoll_.get(), evs, 16, wait_ms(next_house));
+            if (n < 0 && errno != EINTR) throw Error::sys(errno, "serve: epoll_wait");
+            for (int i = 0; i < n; ++i) {
+                const uint64_t tag = evs[i].data.u64 >> 32;
+                if (tag == kTagHttp) http_.run();
+                if (tag == kTagSignal) on_signal();
+                if (tag == kTagJob) pump_job(int(evs[i].data.u64 & 0xffffffff));
+            }
+            http_.run();  // timeouts
+            const int64_t now = core::monotonic_now_ns();
+            for (auto& [pid, j] : jobs_)
+                if (!j.job->stopped() && now >= j.job->deadline_ns()) j.job->stop();
+            if (now >= next_house) {
+                next_house = now + kHouseNs;
+                housekeeping(now);
+            }
+        }
+        shutdown();
+        return 0;
+    }
+
+private:
+    static constexpr int64_t kHouseNs = 1'000'000'000;
+
+    struct Job {
+        http::Server::RequestId request;
+        std::unique_ptr<serve::CpuJob> job;
+        std::string peer;
+    };
+
+    std::string listen_host() const {
+        const size_t colon = o_.listen.rfind(':');
+        std::string host = o_.listen.substr(0, colon);
+        return host.empty() ? "127.0.0.1" : host;
+    }
+
+    void setup_loop() {
+        epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
+        if (!epoll_) throw Error::sys(errno, "serve: epoll_create1");
+        sigset_t set;
+        sigemptyset(&set);
+        for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
+        ::sigprocmask(SIG_BLOCK, &set, nullptr);
+        signal_fd_.reset(::signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC));
+        if (!signal_fd_) throw Error::sys(errno, "serve: signalfd");
+        std::signal(SIGPIPE, SIG_IGN);
+        watch(http_.fd(), kTagHttp << 32);
+        watch(signal_fd_.get(), kTagSignal << 32);
+    }
+
+    void watch(int fd, uint64_t tag) {
+        epoll_event ev{};
+        ev.events = EPOLLIN;
+        ev.data.u64 = tag;
+        if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0)
+            throw Error::sys(errno, "serve: epoll_ctl");
+    }
+
+    int wait_ms(int64_t next_house) const {
+        const int64_t now = core::monotonic_now_ns();
+        int64_t due = next_house;
+        for (const auto& [pid, j] : jobs_)
+            if (!j.job->stopped()) due = std::min(due, j.job->deadline_ns());
+        int ms = int(std::max<int64_t>(0, (due - now + 999'999) / 1'000'000));
+        const int h = http_.timeout_ms();
+        if (h >= 0) ms = std::min(ms, h);
+        return ms;
+    }
+
+    void on_signal() {
+        signalfd_siginfo si;
+        while (::read(signal_fd_.get(), &si, sizeof si) == sizeof si) stopping_ = true;
+    }
+
+    // Ends every profile in progress (their clients get 503) and sends what is queued.
+    void shutdown() {
+        for (auto& [pid, j] : jobs_)
+            http_.reply(j.request, http::Response::text(503, "503 serve is stopping"));
+        jobs_.clear();
+        for (int i = 0; i < 20 && http_.waiting() + http_.connections() > 0; ++i) {
+            http_.run();
+            ::usleep(10'000);
+        }
+        heaps_.clear();
+    }
+
+    void housekeeping(int64_t now) {
+        forget_dead_symbols();
+        for (auto it = heaps_.begin(); it != heaps_.end();) {
+            const bool gone = !perf::alive_state(perf::task_state(it->first));
+            if (gone) {
+                it = heaps_.erase(it);
+                continue;
+            }
+            if (it->second->attached() && it->second->idle(now)) it->second->detach();
+            ++it;
+        }
+        if (workload_) workload_->reap();
+        if (o_.all) return;
+        // Named targets: serve ends with the last of them, once its profiles are answered.
+        const bool any = std::any_of(access_.pids.begin(), access_.pids.end(),
+                                     [](int pid) { return perf::alive_state(perf::task_state(pid)); });
+        if (!any && jobs_.empty()) stopping_ = true;
+    }
+
+    // The symbols of processes that are gone.
+    void forget_dead_symbols() {
+        for (auto it = symbolized_.begin(); it != symbolized_.end();) {
+            if (perf::alive_state(perf::task_state(*it))) {
+                ++it;
+                continue;
+            }
+            stack::shared_syms().drop(*it);
+            it = symbolized_.erase(it);
+        }
+    }
+
+    serve::HeapTarget& heap_target(int pid, std::string command_path = "") {
+        auto& h = heaps_[pid];
+        if (!h) h = std::make_unique<serve::HeapTarget>(pid, heap_settings_, std::move(command_path));
+        return *h;
+    }
+
+    std::optional<http::Response> on_request(http::Server::RequestId id, const http::Request& r) {
+        auto routed = http::route(r, access_);
+        if (auto* refusal = std::get_if<http::Response>(&routed)) return std::move(*refusal);
+        const http::Route& rt = std::get<http::Route>(routed);
+        try {
+            return answer(id, r, rt);
+        } catch (const Error& e) {
+            return http::Response::text(500, std::string("500 ") + e.what());
+        }
+    }
+
+    std::optional<http::Response> answer(http::Server::RequestId id, const http::Request& r,
+                                         const http::Route& rt) {
+        using E = http::Endpoint;
+        if (rt.endpoint == E::Index) {
+            std::vector<int> pids = rt.pid   ? std::vector<int>{rt.pid}
+                                    : o_.all ? serve::all_processes()
+                                             : access_.pids;
+            std::vector<serve::ProcessInfo> infos;
+            for (int pid : pids) {
+                serve::ProcessInfo p = serve::describe_process(pid, false);
+                if (p.alive) infos.push_back(std::move(p));
+            }
+            http::Response resp;
+            resp.content_type = "text/html; charset=utf-8";
+            resp.body = serve::index_page(infos, rt.prefix.substr(0, rt.prefix.find("/pid/")));
+            return resp;
+        }
+        const serve::ProcessInfo target = serve::describe_process(rt.pid, false);
+        if (!target.alive) {
+            const bool named =
+                std::find(access_.pids.begin(), access_.pids.end(), rt.pid) != access_.pids.end();
+            return named ? http::Response::text(410, "410 process " + std::to_string(rt.pid) + " has exited")
+                         : http::Response::text(404, "404 no process " + std::to_string(rt.pid));
+        }
+        switch (rt.endpoint) {
+            case E::GoIndex: {
+                http::Response resp;
+                resp.content_type = "text/html; charset=utf-8";
+                resp.body = serve::go_index_page(target, rt.prefix);
+                return resp;
+            }
+            case E::Profile:
+            case E::GoProfile:
+                return start_cpu(id, r, rt.pid, rt.endpoint == E::Profile);
+            case E::Heap:
+                return http::Response::text(200, heap_target(rt.pid).heap_text());
+            case E::Growth:
+                return http::Response::text(200, heap_target(rt.pid).growth_text());
+            case E::GoHeap:
+            case E::GoAllocs: {
+                if (r.arg("debug").value_or("0") != "0")
+                    return http::Response::text(200, heap_target(rt.pid).heap_text());
+                const bool allocs = rt.endpoint == E::GoAllocs;
+                return octets(heap_target(rt.pid).heap_proto(allocs), allocs ? "allocs" : "heap");
+            }
+            case E::Symbol:
+                symbolized_.insert(rt.pid);
+                if (r.method == "POST")
+                    return http::Response::text(200, sym::symbol_page(stack::shared_syms(), rt.pid, r.body));
+                return http::Response::text(
+                    200, "num_symbols: 1\n" + sym::symbol_page(stack::shared_syms(), rt.pid, r.query));
+            case E::Cmdline: {
+                std::string s;
+                for (const std::string& a : target.cmdline) s += a + "\n";
+                return http::Response::text(200, s);
+            }
+            case E::GoCmdline: {
+                std::string s;
+                for (const std::string& a : target.cmdline) s += (s.empty() ? "" : std::string(1, '\0')) + a;
+                http::Response resp;
+                resp.body = s;
+                return resp;
+            }
+            case E::Index:
+                break;
+        }
+        return http::Response::text(404, "404 not found");
+    }
+
+    std::optional<http::Response> start_cpu(http::Server::RequestId id, const http::Request& r, int pid,
+                                            bool legacy) {
+        uint64_t seconds = 30;  // Go's default
+        if (auto s = r.arg("seconds")) {
+            char* end = nullptr;
+            errno = 0;
+            const unsigned long long v = std::strtoull(s->c_str(), &end, 10);
+            if (s->empty() || *end || errno || (*s)[0] == '-' || v == 0 || v > o_.max_seconds)
+                return http::Response::text(400, "400 seconds must be a whole number from 1 to " +
+                                                     std::to_string(o_.max_seconds) + ", not '" + *s + "'");
+            seconds = v;
+        }
+        if (auto it = jobs_.find(pid); it != jobs_.end()) {
+            const int64_t left = (it->second.job->deadline_ns() - core::monotonic_now_ns()) / 1'000'000'000;
+            return http::Response::text(409, "409 a CPU profile of process " + std::to_string(pid) +
+                                                 " is already running (for " + it->second.peer + ", " +
+                                                 std::to_string(std::max<int64_t>(left, 0)) + " s left)");
+        }
+        serve::CpuRequest req;
+        req.pid = pid;
+        req.seconds = seconds;
+        req.freq = o_.freq;
+        req.dwarf_stack = opt_.dwarf_stack;
+        req.format = legacy ? serve::CpuFormat::Gperftools : serve::CpuFormat::Proto;
+        Job j{id, std::make_unique<serve::CpuJob>(req), r.peer};
+        watch(j.job->fd(), kTagJob << 32 | uint32_t(pid));
+        jobs_.emplace(pid, std::move(j));
+        return std::nullopt;
+    }
+
+    void pump_job(int pid) {
+        auto it = jobs_.find(pid);
+        if (it == jobs_.end() || !it->second.job->pump()) return;
+        Job j = std::move(it->second);
+        jobs_.erase(it);
+        serve::CpuJob::Result res = j.job->result();
+        const bool legacy = j.job->request().format == serve::CpuFormat::Gperftools;
+        http::Response resp = res.ok ? octets(std::move(res.body), legacy ? "profile.prof" : "profile")
+                                     : http::Response::text(500, "500 " + res.note);
+        if (res.ok && !res.note.empty()) resp.headers.emplace_back("X-Perf-Prof-Note", res.note);
+        http_.reply(j.request, std::move(resp));
+    }
+
+    void on_abort(http::Server::RequestId id) {
+        // The client of a CPU profile went away: its child is killed, its events freed.
+        for (auto it = jobs_.begin(); it != jobs_.end(); ++it)
+            if (it->second.request == id) {
+                jobs_.erase(it);
+                return;
+            }
+    }
+
+    const Options& opt_;
+    ServeOptions o_;
+    http::Server http_;
+    http::Access access_;
+    serve::HeapSettings heap_settings_;
+    std::unique_ptr<perf::Workload> workload_;
+    std::map<int, std::unique_ptr<serve::HeapTarget>> heaps_;
+    std::map<int, Job> jobs_;   // by target pid: one CPU profile per target at a time
+    std::set<int> symbolized_;  // processes in the symbol cache
+    core::Fd epoll_, signal_fd_;
+    bool stopping_ = false;
+};
+
+int run_serve(const Options& opt) {
+    Serve s(opt);
+    return s.run();
+}
+
+}  // namespace
+
+extern const ProfilerInfo serve_info;
+const ProfilerInfo serve_info = {
+    "serve",
+    "Serve pprof's remote profiling endpoints for processes of this host.",
+    "[OPTION...] [-p PID,... | --all | -- COMMAND [ARG...]]",
+    {
+        "SYNOPSIS",
+        "    An HTTP server answering what gperftools' and Go's profiling handlers answer, for",
+        "    processes that link neither: CPU profiles (perf_event_open), heap profiles (uprobes",
+        "    on the allocator, attached on the first heap request, sampled as tcmalloc and Go",
+        "    sample), symbols and command lines. By default only the processes named with -p",
+        "    or the command launched are served, on 127.0.0.1; --all serves every process",
+        "    under a secret path prefix printed at start. One CPU profile per process at a time.",
+        "",
+        "    /pprof/profile?seconds=N     gperftools CPU profile (google-pprof)",
+        "    /pprof/heap, /pprof/growth   heap profile text (heap_v2, growthz)",
+        "    /pprof/symbol, /pprof/cmdline",
+        "    /debug/pprof/profile?seconds=N, /debug/pprof/heap, /debug/pprof/allocs",
+        "                                 gzip profile.proto (go tool pprof, Pyroscope, Parca)",
+        "    /pid/N/...                   the same for process N when several are served",
+        "",
+        "EXAMPLES",
+        "    perf-prof serve -p 1234 --listen 127.0.0.1:6060",
+        "    google-pprof --text http://127.0.0.1:6060/pprof/profile",
+        "    go tool pprof -top http://127.0.0.1:6060/debug/pprof/heap",
+        "    perf-prof serve --all --listen 127.0.0.1:6060",
+    },
+    {{Opt::CallGraph,
+      "stacks are always recorded; --call-graph dwarf unwinds\nuser stacks without frame pointers"}},
+    nullptr,
+    run_serve,
+    true,
+    nullptr,
+    kOwnOptions,
+    make_options,
+};
+
+}  // namespace perfprof
