@@ -52,6 +52,7 @@ struct call {
     __u64 sp;
     __u32 kind;
     __u32 depth;
+    __u64 grew, grew_calls;  // growth of the heap during the call (brk, mmap), in bytes and calls
 };
 
 struct alloc {
@@ -203,8 +204,8 @@ static __always_inline int sampled(__u64 size) {
     return 1;
 }
 
-// Adds `bytes` and one call to the stack's entry of a totals map.
-static __always_inline void add_totals(void* map, __u64 stack, __u64 bytes) {
+// Adds `bytes` and `objects` to the stack's entry of a totals map.
+static __always_inline void add_totals(void* map, __u64 stack, __u64 bytes, __u64 objects) {
     struct totals* t = bpf_map_lookup_elem(map, &stack);
     if (!t) {
         struct totals z = {};
@@ -213,7 +214,7 @@ static __always_inline void add_totals(void* map, __u64 stack, __u64 bytes) {
         if (!t) return;
     }
     __sync_fetch_and_add(&t->bytes, bytes);
-    __sync_fetch_and_add(&t->objects, 1);
+    __sync_fetch_and_add(&t->objects, objects);
 }
 
 static __always_inline void record_alloc(struct pt_regs* ctx, __u64 ptr, __u64 size) {
@@ -227,7 +228,7 @@ static __always_inline void record_alloc(struct pt_regs* ctx, __u64 ptr, __u64 s
         return;
     }
     __sync_fetch_and_add(&total_alloc, 1);
-    if (a.stack) add_totals(&stack_totals, a.stack, size);
+    if (a.stack) add_totals(&stack_totals, a.stack, size, 1);
 }
 
 static __always_inline void record_free(__u64 ptr) {
@@ -276,6 +277,13 @@ static __always_inline int leave(struct pt_regs* ctx) {
     if (--c->depth > 0) return 0;
     __u64 ret = PT_REGS_RC(ctx);
     __u64 a0 = c->a0, a1 = c->a1, a2 = c->a2;
+    if (c->grew) {
+        // What the call grew the heap by goes to its caller's stack, read here where the
+        // return address is the caller's (see grew()).
+        __u64 stack = stack_key(ctx);
+        if (stack) add_totals(&growth_totals, stack, c->grew, c->grew_calls);
+        c->grew = c->grew_calls = 0;
+    }
     switch (c->kind) {
         case FN_MALLOC:
         case FN_VALLOC:
@@ -361,6 +369,22 @@ int BPF_KPROBE(heap_exit) {
     return 0;
 }
 
+// The heap grew by `bytes` in a system call: counted for the allocator call in progress on this
+// thread when there is one, else for the stack of the system call. The allocator is seldom
+// built with frame pointers (glibc is not): from inside it, the user stack stops at its first
+// frame, while its return probe sees the caller's.
+static __always_inline void grew(void* ctx, __u64 bytes) {
+    __u32 t = tid();
+    struct call* c = bpf_map_lookup_elem(&calls, &t);
+    if (c && c->depth > 0) {
+        c->grew += bytes;
+        c->grew_calls++;
+        return;
+    }
+    __u64 stack = stack_key(ctx);
+    if (stack) add_totals(&growth_totals, stack, bytes, 1);
+}
+
 // Growth (attached only when asked): brk() moving the break up, by the difference with the
 // previous break; the first brk() seen only sets that baseline.
 SEC("tracepoint/syscalls/sys_exit_brk")
@@ -369,9 +393,7 @@ int heap_brk(struct trace_event_raw_sys_exit* ctx) {
     __u64 now = (__u64)ctx->ret;  // the new break, or the unchanged one when brk() failed
     __u64 prev = last_brk;
     last_brk = now;
-    if (!prev || now <= prev) return 0;
-    __u64 stack = stack_key(ctx);
-    if (stack) add_totals(&growth_totals, stack, now - prev);
+    if (prev && now > prev) grew(ctx, now - prev);
     return 0;
 }
 
@@ -383,8 +405,7 @@ int heap_mmap(struct trace_event_raw_sys_enter* ctx) {
     if (!ours()) return 0;
     __u64 len = ctx->args[1], prot = ctx->args[2], flags = ctx->args[3];
     if (!(flags & MAP_ANONYMOUS) || (flags & MAP_TYPE) != MAP_PRIVATE || prot == PROT_NONE || !len) return 0;
-    __u64 stack = stack_key(ctx);
-    if (stack) add_totals(&growth_totals, stack, len);
+    grew(ctx, len);
     return 0;
 }
 
