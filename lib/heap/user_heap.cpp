@@ -32,6 +32,11 @@ int tgid_of(int tid) {
     return -1;
 }
 
+// The allocator lookup and the probes are shared with serve: their errors say whose they are here.
+Error ours(const Error& e) {
+    return Error(std::string("kmemleak --user: ") + e.what(), e.hint(), e.kind());
+}
+
 bool wait_stopped(int pid) {
     for (int i = 0; i < 3000; i++) {  // up to 3 s
         const char st = perf::task_state(pid);
@@ -54,8 +59,12 @@ public:
             if (tgid_of(t) != tgid_)
                 throw Error::usage("kmemleak --user: profiles one process; -p/-t name threads of several");
         const bool launched = opt.pids.empty() && opt.tids.empty() && !opt.workload.empty();
-        alloc_ = launched ? find_allocator_for_command(perf::command_path(opt.workload.front()))
-                          : find_allocator(tgid_);
+        try {
+            alloc_ = launched ? find_allocator_for_command(perf::command_path(opt.workload.front()))
+                              : find_allocator(tgid_);
+        } catch (const Error& e) {
+            throw ours(e);
+        }
         if (!alloc_.exit_offset)
             throw Error("kmemleak --user: no exit() in " + alloc_.path +
                         "'s process: cannot stop it at exit to look for leaks");
@@ -72,7 +81,7 @@ public:
         try {
             probes_ = std::make_unique<HeapProbes>(tgid_, alloc_, HeapProbeOptions{.stop_at_exit = true});
         } catch (const Error& e) {
-            throw Error(std::string("kmemleak --user: ") + e.what(), e.hint(), e.kind());
+            throw ours(e);
         }
     }
 
