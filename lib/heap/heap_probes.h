@@ -67,9 +67,11 @@ public:
     std::vector<HeapAlloc> allocations() const;
     // What each stack allocated since the attach (kept allocations only).
     std::map<uint64_t, StackTotals> alloc_totals() const;
-    // What each stack grew the heap by since the attach (growth only).
+    // What each stack grew the heap by since the attach (growth only). Growth inside an
+    // allocator call counts for the call's stack, as its allocations do.
     std::map<uint64_t, StackTotals> growth_totals() const;
-    // Blocks freed since the attach, until allocated again (for the reachability scan).
+    // Blocks freed since the attach, until allocated again (for the reachability scan; kept
+    // with stop_at_exit only).
     std::vector<Block> freed() const;
     // The user call chain of a stack key as a sample would carry it: PERF_CONTEXT_USER, then the
     // return addresses, innermost first. Empty after the marker for key 0 or an unknown key.

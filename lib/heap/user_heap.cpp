@@ -70,13 +70,8 @@ public:
                         "'s process: cannot stop it at exit to look for leaks");
         if (opt.flame_graph_given) flame_ = std::make_unique<stack::FlameGraph>(opt.flame_graph, "bytes");
         if (opt.pprof_given) {
-            stack::PprofStacks::Kind k;
-            k.values = {{"alloc_objects", "count"},
-                        {"alloc_space", "bytes"},
-                        {"inuse_objects", "count"},
-                        {"inuse_space", "bytes"}};
-            k.period_type = {"space", "bytes"};
-            pprof_ = std::make_unique<stack::PprofStacks>(opt.pprof, printer_, k);
+            pprof_ =
+                std::make_unique<stack::PprofStacks>(opt.pprof, printer_, stack::PprofStacks::Kind::heap());
         }
         try {
             probes_ = std::make_unique<HeapProbes>(tgid_, alloc_, HeapProbeOptions{.stop_at_exit = true});

@@ -133,14 +133,7 @@ std::string HeapTarget::heap_proto(bool allocs) {
     attach();
     touch();
     stack::Printer printer(false, true);
-    stack::PprofStacks::Kind k;
-    k.values = {{"alloc_objects", "count"},
-                {"alloc_space", "bytes"},
-                {"inuse_objects", "count"},
-                {"inuse_space", "bytes"}};
-    k.period_type = {"space", "bytes"};
-    k.period = int64_t(s_.rate);
-    stack::PprofStacks profile(printer, k);
+    stack::PprofStacks profile(printer, stack::PprofStacks::Kind::heap(int64_t(s_.rate)));
     const std::string exe = exe_of(pid_);
     if (!exe.empty()) {
         profile.label("executable", exe);

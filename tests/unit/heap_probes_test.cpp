@@ -3,6 +3,7 @@
 // bpf/heap.bpf.c replayed here with the same table and a seeded generator).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <random>
