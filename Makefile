@@ -105,8 +105,8 @@ $(GEN)/%.skel.h: $(GEN)/%.bpf.o
 	@mv $@.tmp $@
 $(BUILD)/obj/filter/bpf_filter.o: $(GEN)/profile_filter.skel.h
 $(BUILD)/obj/filter/bpf_filter.o: CPPFLAGS += -I$(GEN)
-$(BUILD)/obj/lib/heap/user_heap.o: $(GEN)/heap.skel.h
-$(BUILD)/obj/lib/heap/user_heap.o: CPPFLAGS += -I$(GEN)
+$(BUILD)/obj/lib/heap/heap_probes.o: $(GEN)/heap.skel.h
+$(BUILD)/obj/lib/heap/heap_probes.o: CPPFLAGS += -I$(GEN)
 
 # The pictures' scripts (flamegraph/*.js) are embedded in the binary: flamegraph/NAME.js becomes
 # $(GEN)/NAME_js.h, one raw string literal `inline constexpr char k_NAME_js[]`.

@@ -1,7 +1,9 @@
-// The heap profile of one process (kmemleak --user): uprobes on its allocator's entry points
-// and uretprobes on their returns. Sizes are paired with the returned pointers per thread in
-// the kernel, and only the outstanding allocations (pointer → size, stack, time) and per-stack
-// totals are kept, in maps read at report time: no record per call crosses to user space.
+// The heap profile of one process (kmemleak --user, serve): uprobes on its allocator's entry
+// points and uretprobes on their returns. Sizes are paired with the returned pointers per thread
+// in the kernel, and only the outstanding allocations (pointer → size, stack, time) and
+// per-stack totals are kept, in maps read at report time: no record per call crosses to user
+// space. With sample_rate, only some allocations are kept (tcmalloc's and Go's sampling); with
+// the growth programs attached, the stacks that grow the heap (brk, anonymous mmap) are counted.
 #include "vmlinux.h"
 
 #include <bpf/bpf_helpers.h>
@@ -9,6 +11,14 @@
 
 #define MAX_DEPTH 127
 #define SIGSTOP 19
+#define MAP_PRIVATE 0x02
+#define MAP_ANONYMOUS 0x20
+#define MAP_TYPE 0x0f
+#define PROT_NONE 0
+
+// Entries of sample_gaps; a power of two, so that the modulo of a random u32 is unbiased
+// (lib/heap/heap_probes.h kSampleQuantiles says the same).
+#define SAMPLE_QUANTILES 4096
 
 // The allocator functions (lib/heap/allocator.h keeps the same numbers).
 enum fn_kind {
@@ -23,6 +33,17 @@ enum fn_kind {
 };
 
 const volatile int target_tgid = 0;
+// Mean bytes allocated between kept allocations; 0 keeps every allocation (kmemleak).
+const volatile __u64 sample_rate = 0;
+// Freed blocks matter only to kmemleak's reachability scan; serve, which runs for long, does
+// not keep them.
+const volatile bool keep_freed = true;
+// Quantiles of the exponential distribution of mean sample_rate, filled by user space before
+// the load: BPF has no floating point. gaps[i] = -ln((i + 0.5) / N) * rate, at least 1 (a
+// 0-byte allocation is never kept: probability 1 - exp(0) = 0). Drawing a uniform index gives
+// the distribution with its tail cut at ln(2N) * rate (about 9 * rate): gaps longer than that
+// have probability 1/(2N) and are drawn as that maximum; the mean is off by less than 0.01 %.
+const volatile __u64 sample_gaps[SAMPLE_QUANTILES] = {};
 
 // One call in progress per thread. Calls made by the allocator itself (realloc calling malloc)
 // are nested: only the outermost is recorded.
@@ -31,6 +52,7 @@ struct call {
     __u64 sp;
     __u32 kind;
     __u32 depth;
+    __u64 grew, grew_calls;  // growth of the heap during the call (brk, mmap), in bytes and calls
 };
 
 struct alloc {
@@ -56,6 +78,15 @@ struct {
     __type(key, __u32);
     __type(value, struct call);
 } calls SEC(".maps");
+
+// Sampling: per thread, the bytes still to allocate until the next kept allocation. LRU: the
+// entries of threads that ended go first, and an evicted thread merely draws a new gap.
+struct {
+    __uint(type, BPF_MAP_TYPE_LRU_HASH);
+    __uint(max_entries, 16384);
+    __type(key, __u32);
+    __type(value, __s64);
+} countdown SEC(".maps");
 
 struct {
     __uint(type, BPF_MAP_TYPE_HASH);
@@ -91,6 +122,15 @@ struct {
     __type(value, struct totals);
 } stack_totals SEC(".maps");
 
+// Growth: what each stack grew the heap by (bytes), in how many calls (objects).
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(map_flags, BPF_F_NO_PREALLOC);
+    __uint(max_entries, 1 << 16);
+    __type(key, __u64);
+    __type(value, struct totals);
+} growth_totals SEC(".maps");
+
 struct {
     __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
     __uint(max_entries, 1);
@@ -104,6 +144,8 @@ __u64 dropped_allocs;           // the allocs map was full
 __u64 dropped_stacks;           // the stacks map was full or the stack unreadable
 __u64 exit_sp;                  // stack pointer of the thread that called exit()
 __u32 exit_tid;
+// Growth: the target's program break after its last brk() (0: none seen yet).
+__u64 last_brk;
 
 static __always_inline int ours(void) {
     return (int)(bpf_get_current_pid_tgid() >> 32) == target_tgid;
@@ -113,8 +155,9 @@ static __always_inline __u32 tid(void) {
     return (__u32)bpf_get_current_pid_tgid();
 }
 
-// FNV-1a over the frames, never 0 (0 means "no stack").
-static __always_inline __u64 stack_key(struct pt_regs* ctx) {
+// FNV-1a over the frames, never 0 (0 means "no stack"). `ctx`: a probe's registers or a
+// tracepoint's record; the user stack is the task's either way.
+static __always_inline __u64 stack_key(void* ctx) {
     __u32 zero = 0;
     struct stack* s = bpf_map_lookup_elem(&scratch, &zero);
     if (!s) return 0;
@@ -137,7 +180,47 @@ static __always_inline __u64 stack_key(struct pt_regs* ctx) {
     return h;
 }
 
+static __always_inline __s64 sample_gap(void) {
+    return (__s64)sample_gaps[bpf_get_prandom_u32() % SAMPLE_QUANTILES];
+}
+
+// Whether to keep an allocation of `size` bytes: a Poisson process over the bytes the thread
+// allocates, whose points fall an exponential gap apart. The allocation that reaches the next
+// point is kept and the next gap starts after it; as the gap is memoryless, an allocation of
+// s bytes is kept with probability 1 - exp(-s / sample_rate), whatever came before.
+static __always_inline int sampled(__u64 size) {
+    if (!sample_rate) return 1;
+    __u32 t = tid();
+    __s64* left = bpf_map_lookup_elem(&countdown, &t);
+    if (!left) {
+        __s64 first = sample_gap();  // a thread's first gap is drawn too: no bias at its start
+        bpf_map_update_elem(&countdown, &t, &first, BPF_ANY);
+        left = bpf_map_lookup_elem(&countdown, &t);
+        if (!left) return 0;
+    }
+    *left -= (__s64)size;
+    if (*left > 0) return 0;
+    *left = sample_gap();
+    return 1;
+}
+
+// Adds `bytes` and `objects` to the stack's entry of a totals map.
+static __always_inline void add_totals(void* map, __u64 stack, __u64 bytes, __u64 objects) {
+    struct totals* t = bpf_map_lookup_elem(map, &stack);
+    if (!t) {
+        struct totals z = {};
+        bpf_map_update_elem(map, &stack, &z, BPF_NOEXIST);
+        t = bpf_map_lookup_elem(map, &stack);
+        if (!t) return;
+    }
+    __sync_fetch_and_add(&t->bytes, bytes);
+    __sync_fetch_and_add(&t->objects, objects);
+}
+
 static __always_inline void record_alloc(struct pt_regs* ctx, __u64 ptr, __u64 size) {
+    // The block is no free memory any more, kept or not.
+    if (keep_freed) bpf_map_delete_elem(&freed, &ptr);
+    if (!sampled(size)) return;
     struct alloc a = {.size = size, .time = bpf_ktime_get_ns(), .tid = tid()};
     a.stack = stack_key(ctx);
     if (bpf_map_update_elem(&allocs, &ptr, &a, BPF_ANY)) {
@@ -145,17 +228,7 @@ static __always_inline void record_alloc(struct pt_regs* ctx, __u64 ptr, __u64 s
         return;
     }
     __sync_fetch_and_add(&total_alloc, 1);
-    bpf_map_delete_elem(&freed, &ptr);
-    if (!a.stack) return;
-    struct totals* t = bpf_map_lookup_elem(&stack_totals, &a.stack);
-    if (!t) {
-        struct totals z = {};
-        bpf_map_update_elem(&stack_totals, &a.stack, &z, BPF_NOEXIST);
-        t = bpf_map_lookup_elem(&stack_totals, &a.stack);
-        if (!t) return;
-    }
-    __sync_fetch_and_add(&t->bytes, size);
-    __sync_fetch_and_add(&t->objects, 1);
+    if (a.stack) add_totals(&stack_totals, a.stack, size, 1);
 }
 
 static __always_inline void record_free(__u64 ptr) {
@@ -164,7 +237,7 @@ static __always_inline void record_free(__u64 ptr) {
     struct alloc* a = bpf_map_lookup_elem(&allocs, &ptr);
     if (!a) return;  // allocated before the attach
     __u64 size = a->size;
-    bpf_map_update_elem(&freed, &ptr, &size, BPF_ANY);
+    if (keep_freed) bpf_map_update_elem(&freed, &ptr, &size, BPF_ANY);
     bpf_map_delete_elem(&allocs, &ptr);
 }
 
@@ -204,6 +277,13 @@ static __always_inline int leave(struct pt_regs* ctx) {
     if (--c->depth > 0) return 0;
     __u64 ret = PT_REGS_RC(ctx);
     __u64 a0 = c->a0, a1 = c->a1, a2 = c->a2;
+    if (c->grew) {
+        // What the call grew the heap by goes to its caller's stack, read here where the
+        // return address is the caller's (see grew()).
+        __u64 stack = stack_key(ctx);
+        if (stack) add_totals(&growth_totals, stack, c->grew, c->grew_calls);
+        c->grew = c->grew_calls = 0;
+    }
     switch (c->kind) {
         case FN_MALLOC:
         case FN_VALLOC:
@@ -286,6 +366,46 @@ int BPF_KPROBE(heap_exit) {
     exit_sp = PT_REGS_SP(ctx);
     exit_tid = tid();
     bpf_send_signal(SIGSTOP);
+    return 0;
+}
+
+// The heap grew by `bytes` in a system call: counted for the allocator call in progress on this
+// thread when there is one, else for the stack of the system call. The allocator is seldom
+// built with frame pointers (glibc is not): from inside it, the user stack stops at its first
+// frame, while its return probe sees the caller's.
+static __always_inline void grew(void* ctx, __u64 bytes) {
+    __u32 t = tid();
+    struct call* c = bpf_map_lookup_elem(&calls, &t);
+    if (c && c->depth > 0) {
+        c->grew += bytes;
+        c->grew_calls++;
+        return;
+    }
+    __u64 stack = stack_key(ctx);
+    if (stack) add_totals(&growth_totals, stack, bytes, 1);
+}
+
+// Growth (attached only when asked): brk() moving the break up, by the difference with the
+// previous break; the first brk() seen only sets that baseline.
+SEC("tracepoint/syscalls/sys_exit_brk")
+int heap_brk(struct trace_event_raw_sys_exit* ctx) {
+    if (!ours()) return 0;
+    __u64 now = (__u64)ctx->ret;  // the new break, or the unchanged one when brk() failed
+    __u64 prev = last_brk;
+    last_brk = now;
+    if (prev && now > prev) grew(ctx, now - prev);
+    return 0;
+}
+
+// Growth: private anonymous mappings (malloc's large blocks, new arenas). PROT_NONE ones only
+// reserve address space (glibc's arenas, thread stack guards): no memory until mprotect(),
+// which is not counted.
+SEC("tracepoint/syscalls/sys_enter_mmap")
+int heap_mmap(struct trace_event_raw_sys_enter* ctx) {
+    if (!ours()) return 0;
+    __u64 len = ctx->args[1], prot = ctx->args[2], flags = ctx->args[3];
+    if (!(flags & MAP_ANONYMOUS) || (flags & MAP_TYPE) != MAP_PRIVATE || prot == PROT_NONE || !len) return 0;
+    grew(ctx, len);
     return 0;
 }
 

@@ -91,10 +91,10 @@ std::string allocator_name(const std::string& path, bool executable) {
 
 std::string pt_interp(const std::string& path) {
     core::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd) throw Error::sys(errno, "kmemleak --user: cannot open " + path);
+    if (!fd) throw Error::sys(errno, "cannot open " + path);
     elf_version(EV_CURRENT);
     Elf* e = elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr);
-    if (!e) throw Error("kmemleak --user: " + path + " is not an ELF file");
+    if (!e) throw Error(path + " is not an ELF file");
     std::string interp;
     size_t n = 0;
     if (elf_getphdrnum(e, &n) == 0)
@@ -113,9 +113,9 @@ std::string pt_interp(const std::string& path) {
 // `interp --list path`: what the loader maps for it, in load order.
 std::string loader_list(const std::string& interp, const std::string& path) {
     int p[2];
-    if (::pipe2(p, O_CLOEXEC) != 0) throw Error::sys(errno, "kmemleak --user: pipe");
+    if (::pipe2(p, O_CLOEXEC) != 0) throw Error::sys(errno, "pipe");
     const pid_t child = ::fork();
-    if (child < 0) throw Error::sys(errno, "kmemleak --user: fork");
+    if (child < 0) throw Error::sys(errno, "fork");
     if (child == 0) {
         ::dup2(p[1], 1);
         int null = ::open("/dev/null", O_WRONLY);
@@ -137,7 +137,7 @@ std::string loader_list(const std::string& interp, const std::string& path) {
     while (::waitpid(child, &st, 0) < 0 && errno == EINTR) {
     }
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        throw Error("kmemleak --user: " + interp + " --list " + path +
+        throw Error(interp + " --list " + path +
                     " failed: cannot tell which libraries " + path + " loads");
     return out;
 }
@@ -180,7 +180,7 @@ Allocator choose_allocator(const std::vector<std::string>& objects) {
 Allocator find_allocator(int pid) {
     const std::string proc = "/proc/" + std::to_string(pid);
     const std::string maps = core::read_file_or_empty(proc + "/maps");
-    if (maps.empty()) throw Error("kmemleak --user: no process " + std::to_string(pid));
+    if (maps.empty()) throw Error("no process " + std::to_string(pid));
     std::vector<std::string> objects;
     char exe[4096];
     ssize_t n = ::readlink((proc + "/exe").c_str(), exe, sizeof exe - 1);
@@ -201,10 +201,10 @@ Allocator find_allocator(int pid) {
     // Interposers before libc, as the loader orders a preloaded allocator.
     std::stable_partition(libs.begin(), libs.end(), [](const std::string& p) { return !is_libc(p); });
     for (const std::string& l : libs) add(l);
-    if (objects.empty()) throw Error("kmemleak --user: process " + std::to_string(pid) + " maps no files");
+    if (objects.empty()) throw Error("process " + std::to_string(pid) + " maps no files");
     Allocator a = choose_allocator(objects);
     if (a.path.empty())
-        throw Error("kmemleak --user: process " + std::to_string(pid) +
+        throw Error("process " + std::to_string(pid) +
                     " has no known allocator: none of its objects defines malloc and free");
     return a;
 }
@@ -232,7 +232,7 @@ Allocator find_allocator_for_command(const std::string& command_path) {
     }
     Allocator a = choose_allocator(objects);
     if (a.path.empty())
-        throw Error("kmemleak --user: " + command_path +
+        throw Error(command_path +
                     " has no known allocator: neither it nor its libraries define malloc and free");
     return a;
 }

@@ -8,6 +8,7 @@
 // counted too. The destructor removes every probe.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -19,6 +20,12 @@
 #include "heap/reachability.h"
 
 namespace perfprof::heap {
+
+// The sampling gaps the eBPF program draws from (uniformly): kSampleQuantiles quantiles of the
+// exponential distribution of mean `rate`, gaps[i] = -ln((i + 0.5) / n) * rate, rounded, at
+// least 1. bpf/heap.bpf.c has the same count (SAMPLE_QUANTILES). Pure: exposed for tests.
+inline constexpr size_t kSampleQuantiles = 4096;
+std::vector<uint64_t> sample_gap_quantiles(uint64_t rate, size_t n = kSampleQuantiles);
 
 struct HeapProbeOptions {
     uint64_t sample_rate = 0;   // mean bytes between kept allocations; 0: keep every allocation
@@ -60,9 +67,11 @@ public:
     std::vector<HeapAlloc> allocations() const;
     // What each stack allocated since the attach (kept allocations only).
     std::map<uint64_t, StackTotals> alloc_totals() const;
-    // What each stack grew the heap by since the attach (growth only).
+    // What each stack grew the heap by since the attach (growth only). Growth inside an
+    // allocator call counts for the call's stack, as its allocations do.
     std::map<uint64_t, StackTotals> growth_totals() const;
-    // Blocks freed since the attach, until allocated again (for the reachability scan).
+    // Blocks freed since the attach, until allocated again (for the reachability scan; kept
+    // with stop_at_exit only).
     std::vector<Block> freed() const;
     // The user call chain of a stack key as a sample would carry it: PERF_CONTEXT_USER, then the
     // return addresses, innermost first. Empty after the marker for key 0 or an unknown key.

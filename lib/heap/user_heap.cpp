@@ -1,22 +1,16 @@
 #include "heap/user_heap.h"
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 #include <map>
-#include <unordered_map>
 
-#include "core/fd.h"
 #include "core/time.h"
 #include "event/planned_event.h"
-#include "heap.skel.h"
 #include "heap/allocator.h"
+#include "heap/heap_probes.h"
 #include "heap/leak_report.h"
 #include "heap/reachability.h"
 #include "perf-prof/error.h"
@@ -30,55 +24,17 @@ namespace perfprof::heap {
 
 namespace {
 
-// The layout of bpf/heap.bpf.c's map values.
-struct BpfAlloc {
-    uint64_t size, stack, time;
-    uint32_t tid, pad;
-};
-struct BpfStack {
-    uint64_t nr;
-    uint64_t ips[127];
-};
-struct BpfTotals {
-    uint64_t bytes, objects;
-};
-
-int bpf_program_of(heap_bpf& skel, FnKind k, bpf_program** out) {
-    switch (k) {
-        case FnKind::Malloc:
-            *out = skel.progs.heap_malloc;
-            break;
-        case FnKind::Calloc:
-            *out = skel.progs.heap_calloc;
-            break;
-        case FnKind::Realloc:
-            *out = skel.progs.heap_realloc;
-            break;
-        case FnKind::Reallocarray:
-            *out = skel.progs.heap_reallocarray;
-            break;
-        case FnKind::Memalign:
-            *out = skel.progs.heap_memalign;
-            break;
-        case FnKind::PosixMemalign:
-            *out = skel.progs.heap_posix_memalign;
-            break;
-        case FnKind::Valloc:
-            *out = skel.progs.heap_valloc;
-            break;
-        case FnKind::Free:
-            *out = skel.progs.heap_free;
-            return 0;
-    }
-    return 1;  // has a return probe
-}
-
 int tgid_of(int tid) {
     std::ifstream in("/proc/" + std::to_string(tid) + "/status");
     std::string line;
     while (std::getline(in, line))
         if (line.rfind("Tgid:", 0) == 0) return std::atoi(line.c_str() + 5);
     return -1;
+}
+
+// The allocator lookup and the probes are shared with serve: their errors say whose they are here.
+Error ours(const Error& e) {
+    return Error(std::string("kmemleak --user: ") + e.what(), e.hint(), e.kind());
 }
 
 bool wait_stopped(int pid) {
@@ -103,26 +59,25 @@ public:
             if (tgid_of(t) != tgid_)
                 throw Error::usage("kmemleak --user: profiles one process; -p/-t name threads of several");
         const bool launched = opt.pids.empty() && opt.tids.empty() && !opt.workload.empty();
-        alloc_ = launched ? find_allocator_for_command(perf::command_path(opt.workload.front()))
-                          : find_allocator(tgid_);
+        try {
+            alloc_ = launched ? find_allocator_for_command(perf::command_path(opt.workload.front()))
+                              : find_allocator(tgid_);
+        } catch (const Error& e) {
+            throw ours(e);
+        }
         if (!alloc_.exit_offset)
             throw Error("kmemleak --user: no exit() in " + alloc_.path +
                         "'s process: cannot stop it at exit to look for leaks");
         if (opt.flame_graph_given) flame_ = std::make_unique<stack::FlameGraph>(opt.flame_graph, "bytes");
         if (opt.pprof_given) {
-            stack::PprofStacks::Kind k;
-            k.values = {{"alloc_objects", "count"},
-                        {"alloc_space", "bytes"},
-                        {"inuse_objects", "count"},
-                        {"inuse_space", "bytes"}};
-            k.period_type = {"space", "bytes"};
-            pprof_ = std::make_unique<stack::PprofStacks>(opt.pprof, printer_, k);
+            pprof_ =
+                std::make_unique<stack::PprofStacks>(opt.pprof, printer_, stack::PprofStacks::Kind::heap());
         }
-        load_and_attach();
-    }
-
-    ~UserHeap() override {
-        for (bpf_link* l : links_) bpf_link__destroy(l);
+        try {
+            probes_ = std::make_unique<HeapProbes>(tgid_, alloc_, HeapProbeOptions{.stop_at_exit = true});
+        } catch (const Error& e) {
+            throw ours(e);
+        }
     }
 
     EventPlan plan() override {
@@ -164,76 +119,23 @@ public:
     void sigusr1() override {
         std::string out;
         AllocList list;
-        for_each_alloc([&](uint64_t, const BpfAlloc& a) {
+        for (const HeapAlloc& a : probes_->allocations()) {
             list.num++;
             list.mem += a.size;
-        });
+        }
         append_stats(&list, out);
         std::fputs(out.c_str(), ctx_.out());
         std::fflush(ctx_.out());
     }
 
 private:
-    void load_and_attach() {
-        skel_.reset(heap_bpf::open());
-        if (!skel_) throw Error::sys(errno, "kmemleak --user: cannot open the eBPF program");
-        skel_->rodata->target_tgid = tgid_;
-        if (int err = heap_bpf::load(skel_.get()); err)
-            throw Error::sys(-err, "kmemleak --user: cannot load the eBPF program",
-                             "eBPF needs root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF");
-        auto attach = [&](bpf_program* prog, bool ret, const std::string& path, uint64_t off,
-                          const std::string& fn) {
-            bpf_link* l = bpf_program__attach_uprobe(prog, ret, tgid_, path.c_str(), size_t(off));
-            if (!l)
-                throw Error::sys(
-                    errno, "kmemleak --user: cannot probe " + fn + (ret ? " (return)" : "") + " in " + path);
-            links_.push_back(l);
-        };
-        for (const Probe& p : alloc_.probes) {
-            bpf_program* prog = nullptr;
-            const bool has_return = bpf_program_of(*skel_, p.kind, &prog);
-            attach(prog, false, alloc_.path, p.offset, p.function);
-            if (has_return) attach(skel_->progs.heap_return, true, alloc_.path, p.offset, p.function);
-        }
-        attach(skel_->progs.heap_exit, false, alloc_.exit_path, alloc_.exit_offset, "exit");
-    }
-
-    // fn(key, value) for every entry of a map keyed by u64.
-    template <class V, class F>
-    static void for_each_entry(bpf_map* map, F&& fn) {
-        const int fd = bpf_map__fd(map);
-        uint64_t key = 0, next = 0;
-        const void* prev = nullptr;
-        V v;
-        while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-            key = next;
-            prev = &key;
-            if (bpf_map_lookup_elem(fd, &key, &v) == 0) fn(key, v);
-        }
-    }
-    template <class F>
-    void for_each_alloc(F&& fn) {
-        for_each_entry<BpfAlloc>(skel_->maps.allocs, fn);
-    }
-
-    // The user call chain of a stack key, as the kernel would give it in a sample.
-    const std::vector<uint64_t>& chain_of(uint64_t key) {
-        auto [it, fresh] = chains_.try_emplace(key);
-        if (fresh) {
-            it->second.push_back(PERF_CONTEXT_USER);
-            BpfStack st;
-            if (key && bpf_map_lookup_elem(bpf_map__fd(skel_->maps.stacks), &key, &st) == 0)
-                for (uint64_t i = 0; i < st.nr && i < 127; i++) it->second.push_back(st.ips[i]);
-        }
-        return it->second;
-    }
-
     // The statistics block, and the calls the maps could not hold.
     void append_stats(const AllocList* list, std::string& out) {
-        heap::append_stats(skel_->bss->total_alloc, skel_->bss->total_free, list, out);
-        if (skel_->bss->dropped_allocs || skel_->bss->dropped_stacks)
-            out += "DROPPED allocs " + std::to_string(skel_->bss->dropped_allocs) + " stacks " +
-                   std::to_string(skel_->bss->dropped_stacks) + "\n";
+        const HeapStats st = probes_->stats();
+        heap::append_stats(st.total_alloc, st.total_free, list, out);
+        if (st.dropped_allocs || st.dropped_stacks)
+            out += "DROPPED allocs " + std::to_string(st.dropped_allocs) + " stacks " +
+                   std::to_string(st.dropped_stacks) + "\n";
     }
 
     // Stops the process (at exit the eBPF program has), scans it for pointers to what is
@@ -249,22 +151,19 @@ private:
             scannable = wait_stopped(tgid_);
         }
 
-        std::vector<std::pair<uint64_t, BpfAlloc>> live;
-        for_each_alloc([&](uint64_t ptr, const BpfAlloc& a) { live.emplace_back(ptr, a); });
-        std::sort(live.begin(), live.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+        std::vector<HeapAlloc> live = probes_->allocations();
+        std::sort(live.begin(), live.end(),
+                  [](const HeapAlloc& a, const HeapAlloc& b) { return a.ptr < b.ptr; });
 
         std::vector<bool> reachable;
         if (scannable) {
             std::vector<Block> blocks;
             blocks.reserve(live.size());
-            for (const auto& [ptr, a] : live) blocks.push_back({ptr, a.size});
-            const uint64_t sp = at_exit && skel_->bss->exit_tid ? skel_->bss->exit_sp : 0;
-            std::vector<Block> free_memory;
-            for_each_entry<uint64_t>(skel_->maps.freed, [&](uint64_t ptr, uint64_t size) {
-                free_memory.push_back({ptr, size});
-            });
-            reachable = mark_reachable(blocks, process_roots(tgid_, sp), process_memory(tgid_),
-                                       std::move(free_memory));
+            for (const HeapAlloc& a : live) blocks.push_back({a.ptr, a.size});
+            const HeapStats st = probes_->stats();
+            const uint64_t sp = at_exit && st.exit_tid ? st.exit_sp : 0;
+            reachable =
+                mark_reachable(blocks, process_roots(tgid_, sp), process_memory(tgid_), probes_->freed());
         }
 
         const uint64_t now = uint64_t(core::monotonic_now_ns());
@@ -274,8 +173,8 @@ private:
         std::map<uint64_t, Sum> leaked, in_use;
         uint64_t leak_bytes = 0, leak_objects = 0, use_bytes = 0, use_objects = 0;
         for (size_t i = 0; i < live.size(); i++) {
-            const BpfAlloc& a = live[i].second;
-            if (o_.than_ns && now - a.time <= o_.than_ns) continue;
+            const HeapAlloc& a = live[i];
+            if (o_.than_ns && now - a.time_ns <= o_.than_ns) continue;
             Sum& u = in_use[a.stack];
             u.bytes += a.size;
             u.objects++;
@@ -296,7 +195,7 @@ private:
         auto groups = [&](const std::map<uint64_t, Sum>& sums) {
             std::vector<LeakGroup> g;
             for (const auto& [key, sum] : sums)
-                g.push_back({chain_of(key), sum.bytes, sum.objects, uint32_t(tgid_), {}});
+                g.push_back({probes_->chain(key), sum.bytes, sum.objects, uint32_t(tgid_), {}});
             return g;
         };
         if (scannable) {
@@ -327,7 +226,7 @@ private:
         if (flame_) {
             std::string folded;
             for (const auto& [key, sum] : leaked) {
-                const std::vector<uint64_t>& c = chain_of(key);
+                const std::vector<uint64_t>& c = probes_->chain(key);
                 folded.clear();
                 if (!printer_.fold(c.data(), c.size(), uint32_t(tgid_), folded)) continue;
                 if (!folded.empty() && folded.back() == ';') folded.pop_back();
@@ -335,16 +234,14 @@ private:
             }
         }
         if (pprof_) {
-            std::map<uint64_t, BpfTotals> totals;
-            for_each_entry<BpfTotals>(skel_->maps.stack_totals,
-                                      [&](uint64_t k, const BpfTotals& t) { totals[k] = t; });
+            std::map<uint64_t, StackTotals> totals = probes_->alloc_totals();
             for (const auto& [k, s] : in_use) totals.try_emplace(k);
             for (const auto& [k, t] : totals) {
                 auto u = in_use.find(k);
                 const int64_t v[4] = {int64_t(t.objects), int64_t(t.bytes),
                                       u == in_use.end() ? 0 : int64_t(u->second.objects),
                                       u == in_use.end() ? 0 : int64_t(u->second.bytes)};
-                const std::vector<uint64_t>& c = chain_of(k);
+                const std::vector<uint64_t>& c = probes_->chain(k);
                 pprof_->add_values(c.data(), c.size(), uint32_t(tgid_), comm, v);
             }
         }
@@ -355,9 +252,7 @@ private:
     stack::Printer printer_;
     int tgid_ = -1;
     Allocator alloc_;
-    core::CPtr<heap_bpf, &heap_bpf::destroy> skel_;
-    std::vector<bpf_link*> links_;
-    std::unordered_map<uint64_t, std::vector<uint64_t>> chains_;
+    std::unique_ptr<HeapProbes> probes_;
     std::unique_ptr<stack::FlameGraph> flame_;
     std::unique_ptr<stack::PprofStacks> pprof_;
     bool reported_exit_ = false;

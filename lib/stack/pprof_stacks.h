@@ -39,6 +39,19 @@ public:
         std::vector<output::PprofBuilder::ValueType> values = {};
         output::PprofBuilder::ValueType period_type = {};
         int64_t period = 1;
+
+        // A heap profile as Go's runtime writes one: alloc_objects, alloc_space, inuse_objects,
+        // inuse_space per stack, each allocation standing for `period` bytes (the sampling rate).
+        static Kind heap(int64_t period = 1) {
+            Kind k;
+            k.values = {{"alloc_objects", "count"},
+                        {"alloc_space", "bytes"},
+                        {"inuse_objects", "count"},
+                        {"inuse_space", "bytes"}};
+            k.period_type = {"space", "bytes"};
+            k.period = period;
+            return k;
+        }
     };
 
     // --pprof of `profiler`: nullptr when not given, a usage error without -g. `printer` (the

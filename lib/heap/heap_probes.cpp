@@ -1,0 +1,200 @@
+#include "heap/heap_probes.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/perf_event.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <string>
+
+#include "core/fd.h"
+#include "heap.skel.h"
+#include "perf-prof/error.h"
+#include "tep/tracefs.h"
+
+namespace perfprof::heap {
+
+std::vector<uint64_t> sample_gap_quantiles(uint64_t rate, size_t n) {
+    std::vector<uint64_t> gaps(n);
+    for (size_t i = 0; i < n; i++) {
+        const double q = -std::log((double(i) + 0.5) / double(n)) * double(rate);
+        gaps[i] = std::max<uint64_t>(1, uint64_t(std::llround(q)));
+    }
+    return gaps;
+}
+
+namespace {
+
+// The layout of bpf/heap.bpf.c's map values.
+struct BpfAlloc {
+    uint64_t size, stack, time;
+    uint32_t tid, pad;
+};
+struct BpfStack {
+    uint64_t nr;
+    uint64_t ips[127];
+};
+struct BpfTotals {
+    uint64_t bytes, objects;
+};
+
+// The entry program of an allocator function; true when it has a return probe too.
+bool bpf_program_of(heap_bpf& skel, FnKind k, bpf_program** out) {
+    switch (k) {
+        case FnKind::Malloc:
+            *out = skel.progs.heap_malloc;
+            break;
+        case FnKind::Calloc:
+            *out = skel.progs.heap_calloc;
+            break;
+        case FnKind::Realloc:
+            *out = skel.progs.heap_realloc;
+            break;
+        case FnKind::Reallocarray:
+            *out = skel.progs.heap_reallocarray;
+            break;
+        case FnKind::Memalign:
+            *out = skel.progs.heap_memalign;
+            break;
+        case FnKind::PosixMemalign:
+            *out = skel.progs.heap_posix_memalign;
+            break;
+        case FnKind::Valloc:
+            *out = skel.progs.heap_valloc;
+            break;
+        case FnKind::Free:
+            *out = skel.progs.heap_free;
+            return false;
+    }
+    return true;
+}
+
+// fn(key, value) for every entry of a map keyed by u64.
+template <class V, class F>
+void for_each_entry(const bpf_map* map, F&& fn) {
+    const int fd = bpf_map__fd(map);
+    uint64_t key = 0, next = 0;
+    const void* prev = nullptr;
+    V v;
+    while (bpf_map_get_next_key(fd, prev, &next) == 0) {
+        key = next;
+        prev = &key;
+        if (bpf_map_lookup_elem(fd, &key, &v) == 0) fn(key, v);
+    }
+}
+
+std::map<uint64_t, StackTotals> totals_of(const bpf_map* map) {
+    std::map<uint64_t, StackTotals> out;
+    for_each_entry<BpfTotals>(map, [&](uint64_t k, const BpfTotals& t) { out[k] = {t.bytes, t.objects}; });
+    return out;
+}
+
+}  // namespace
+
+struct HeapProbes::Impl {
+    // Declared first, destroyed last: the links go before the programs they hold.
+    core::CPtr<heap_bpf, &heap_bpf::destroy> skel;
+    std::vector<core::CPtr<bpf_link, &bpf_link__destroy>> links;
+};
+
+HeapProbes::HeapProbes(int tgid, const Allocator& alloc, const HeapProbeOptions& o)
+    : tgid_(tgid), o_(o), impl_(std::make_unique<Impl>()) {
+    if (o.stop_at_exit && !alloc.exit_offset)
+        throw Error("no exit() in " + alloc.path + "'s process: cannot stop it at exit");
+    impl_->skel.reset(heap_bpf::open());
+    heap_bpf* skel = impl_->skel.get();
+    if (!skel) throw Error::sys(errno, "cannot open the eBPF program");
+    skel->rodata->target_tgid = tgid;
+    skel->rodata->sample_rate = o.sample_rate;
+    skel->rodata->keep_freed = o.stop_at_exit;  // only the scan at exit reads them
+    if (o.sample_rate) {
+        const std::vector<uint64_t> gaps = sample_gap_quantiles(o.sample_rate);
+        static_assert(sizeof(skel->rodata->sample_gaps) / sizeof(uint64_t) == kSampleQuantiles);
+        std::copy(gaps.begin(), gaps.end(), skel->rodata->sample_gaps);
+    }
+    if (!o.growth) {
+        // Not even loaded: kmemleak runs where syscall tracepoints may not be.
+        bpf_program__set_autoload(skel->progs.heap_brk, false);
+        bpf_program__set_autoload(skel->progs.heap_mmap, false);
+    }
+    if (int err = heap_bpf::load(skel); err)
+        throw Error::sys(-err, "cannot load the eBPF program",
+                         "eBPF needs root (or CAP_BPF and CAP_PERFMON) and a kernel with BTF");
+
+    auto attach = [&](bpf_program* prog, bool ret, const std::string& path, uint64_t off,
+                      const std::string& fn) {
+        bpf_link* l = bpf_program__attach_uprobe(prog, ret, tgid, path.c_str(), size_t(off));
+        if (!l) throw Error::sys(errno, "cannot probe " + fn + (ret ? " (return)" : "") + " in " + path);
+        impl_->links.emplace_back(l);
+    };
+    for (const Probe& p : alloc.probes) {
+        bpf_program* prog = nullptr;
+        const bool has_return = bpf_program_of(*skel, p.kind, &prog);
+        attach(prog, false, alloc.path, p.offset, p.function);
+        if (has_return) attach(skel->progs.heap_return, true, alloc.path, p.offset, p.function);
+    }
+    if (o.stop_at_exit) attach(skel->progs.heap_exit, false, alloc.exit_path, alloc.exit_offset, "exit");
+    if (o.growth) {
+        tep::tracefs_dir();  // libbpf finds the tracepoints' ids there: mounted if it was not
+        for (auto [prog, name] : {std::pair{skel->progs.heap_brk, "sys_exit_brk"},
+                                  std::pair{skel->progs.heap_mmap, "sys_enter_mmap"}}) {
+            bpf_link* l = bpf_program__attach_tracepoint(prog, "syscalls", name);
+            if (!l) throw Error::sys(errno, std::string("cannot attach to the tracepoint syscalls:") + name);
+            impl_->links.emplace_back(l);
+        }
+    }
+}
+
+HeapProbes::~HeapProbes() = default;
+
+std::vector<HeapAlloc> HeapProbes::allocations() const {
+    std::vector<HeapAlloc> out;
+    for_each_entry<BpfAlloc>(impl_->skel->maps.allocs, [&](uint64_t ptr, const BpfAlloc& a) {
+        out.push_back({ptr, a.size, a.stack, a.time, a.tid});
+    });
+    return out;
+}
+
+std::map<uint64_t, StackTotals> HeapProbes::alloc_totals() const {
+    return totals_of(impl_->skel->maps.stack_totals);
+}
+
+std::map<uint64_t, StackTotals> HeapProbes::growth_totals() const {
+    if (!o_.growth) return {};
+    return totals_of(impl_->skel->maps.growth_totals);
+}
+
+std::vector<Block> HeapProbes::freed() const {
+    std::vector<Block> out;
+    for_each_entry<uint64_t>(impl_->skel->maps.freed, [&](uint64_t ptr, uint64_t size) {
+        out.push_back({ptr, size});
+    });
+    return out;
+}
+
+const std::vector<uint64_t>& HeapProbes::chain(uint64_t stack) {
+    auto [it, fresh] = chains_.try_emplace(stack);
+    if (fresh) {
+        it->second.push_back(PERF_CONTEXT_USER);
+        BpfStack st;
+        if (stack && bpf_map_lookup_elem(bpf_map__fd(impl_->skel->maps.stacks), &stack, &st) == 0)
+            for (uint64_t i = 0; i < st.nr && i < 127; i++) it->second.push_back(st.ips[i]);
+    }
+    return it->second;
+}
+
+HeapStats HeapProbes::stats() const {
+    const auto* bss = impl_->skel->bss;
+    HeapStats s;
+    s.total_alloc = bss->total_alloc;
+    s.total_free = bss->total_free;
+    s.dropped_allocs = bss->dropped_allocs;
+    s.dropped_stacks = bss->dropped_stacks;
+    s.exit_sp = bss->exit_sp;
+    s.exit_tid = bss->exit_tid;
+    return s;
+}
+
+}  // namespace perfprof::heap

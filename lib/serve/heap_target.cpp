@@ -1,0 +1,158 @@
+#include "serve/heap_target.h"
+
+#include <unistd.h>
+
+#include <cmath>
+#include <map>
+
+#include "core/text.h"
+#include "core/time.h"
+#include "heap/allocator.h"
+#include "heap/heap_probes.h"
+#include "output/gperf_heap.h"
+#include "perf-prof/error.h"
+#include "perf/proc_tasks.h"
+#include "stack/pprof_stacks.h"
+#include "stack/stack_printer.h"
+#include "sym/object.h"
+
+namespace perfprof::serve {
+
+namespace {
+
+std::string proc_path(int pid, const char* what) {
+    return "/proc/" + std::to_string(pid) + "/" + what;
+}
+
+std::string exe_of(int pid) {
+    char buf[4096];
+    const ssize_t n = ::readlink(proc_path(pid, "exe").c_str(), buf, sizeof buf);
+    return n > 0 ? std::string(buf, size_t(n)) : std::string();
+}
+
+std::string comm_of(int pid) {
+    std::string c = core::read_file_or_empty(proc_path(pid, "comm"));
+    while (!c.empty() && c.back() == '\n') c.pop_back();
+    return c;
+}
+
+// What one stack holds now and allocated since the attach, as sampled.
+struct StackUse {
+    heap::StackTotals inuse, alloc;
+};
+
+std::map<uint64_t, StackUse> usage(const heap::HeapProbes& probes) {
+    std::map<uint64_t, StackUse> use;
+    for (const heap::HeapAlloc& a : probes.allocations()) {
+        StackUse& u = use[a.stack];
+        u.inuse.bytes += a.size;
+        u.inuse.objects++;
+    }
+    for (const auto& [key, t] : probes.alloc_totals()) use[key].alloc = t;
+    // Key 0 is the allocations whose stack could not be read: no addresses, which the readers
+    // of the text drop and pprof cannot place.
+    use.erase(0);
+    return use;
+}
+
+// The return addresses of a stack key, innermost first: the chain less its context marker.
+std::vector<uint64_t> addrs_of(heap::HeapProbes& probes, uint64_t key) {
+    const std::vector<uint64_t>& c = probes.chain(key);
+    return std::vector<uint64_t>(c.begin() + 1, c.end());
+}
+
+int64_t scaled(uint64_t v, double scale) {
+    return std::llround(double(v) * scale);
+}
+
+}  // namespace
+
+HeapTarget::HeapTarget(int pid, const HeapSettings& s, std::string command_path)
+    : pid_(pid), s_(s), command_path_(std::move(command_path)) {}
+
+HeapTarget::~HeapTarget() = default;
+
+void HeapTarget::attach() {
+    const std::string who = "heap profile of process " + std::to_string(pid_);
+    if (!perf::task_alive(pid_)) {
+        detach();
+        throw Error(who + ": the process is gone");
+    }
+    if (probes_) return;
+    try {
+        const heap::Allocator a = command_path_.empty() ? heap::find_allocator(pid_)
+                                                        : heap::find_allocator_for_command(command_path_);
+        heap::HeapProbeOptions o;
+        o.sample_rate = s_.rate;
+        o.growth = true;
+        o.stop_at_exit = false;  // serve only looks: the process runs on and ends as it will
+        probes_ = std::make_unique<heap::HeapProbes>(pid_, a, o);
+    } catch (const Error& e) {
+        throw Error(who + ": " + e.what(), e.hint(), e.kind());
+    }
+    touch();
+}
+
+bool HeapTarget::attached() const {
+    return probes_ != nullptr;
+}
+
+void HeapTarget::detach() {
+    probes_.reset();
+}
+
+bool HeapTarget::idle(int64_t now_ns) const {
+    return probes_ && now_ns - last_use_ns_ > int64_t(s_.idle_ns);
+}
+
+void HeapTarget::touch() {
+    last_use_ns_ = core::monotonic_now_ns();
+}
+
+std::string HeapTarget::heap_text() {
+    attach();
+    touch();
+    std::vector<output::HeapRecord> records;
+    for (const auto& [key, u] : usage(*probes_))
+        records.push_back(
+            {u.inuse.objects, u.inuse.bytes, u.alloc.objects, u.alloc.bytes, addrs_of(*probes_, key)});
+    return output::heap_profile_text(std::move(records), s_.rate,
+                                     core::read_file_or_empty(proc_path(pid_, "maps")));
+}
+
+std::string HeapTarget::growth_text() {
+    attach();
+    touch();
+    std::vector<output::GrowthRecord> records;
+    for (const auto& [key, t] : probes_->growth_totals())
+        records.push_back({t.objects, t.bytes, addrs_of(*probes_, key)});
+    return output::growth_profile_text(std::move(records), core::read_file_or_empty(proc_path(pid_, "maps")));
+}
+
+std::string HeapTarget::heap_proto(bool allocs) {
+    attach();
+    touch();
+    stack::Printer printer(false, true);
+    stack::PprofStacks profile(printer, stack::PprofStacks::Kind::heap(int64_t(s_.rate)));
+    const std::string exe = exe_of(pid_);
+    if (!exe.empty()) {
+        profile.label("executable", exe);
+        const std::string id = sym::get_object(exe, proc_path(pid_, "exe"))->build_id();
+        if (!id.empty()) profile.label("build_id", id);
+    }
+    profile.builder().default_sample_type(allocs ? "alloc_space" : "inuse_space");
+    const std::string comm = comm_of(pid_);
+    // Unsampled here as Go's runtime does before it writes the profile: each pair by the
+    // probability that an allocation of its average size was kept.
+    for (const auto& [key, u] : usage(*probes_)) {
+        const double sa = output::heap_sample_scale(u.alloc.objects, u.alloc.bytes, s_.rate);
+        const double si = output::heap_sample_scale(u.inuse.objects, u.inuse.bytes, s_.rate);
+        const int64_t v[4] = {scaled(u.alloc.objects, sa), scaled(u.alloc.bytes, sa),
+                              scaled(u.inuse.objects, si), scaled(u.inuse.bytes, si)};
+        const std::vector<uint64_t>& c = probes_->chain(key);
+        profile.add_values(c.data(), c.size(), uint32_t(pid_), comm, v);
+    }
+    return profile.gzipped();
+}
+
+}  // namespace perfprof::serve
