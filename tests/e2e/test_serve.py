@@ -218,7 +218,7 @@ def test_go_pprof_cpu_profile_with_labels(serve, workload, go_pprof, tmp_path):
 def test_dwarf_call_graph_is_passed_to_the_profile(serve, workload, go_pprof):
     """--call-graph dwarf: the profile's user stacks are unwound from CFI (chain_nofp has no
     frame pointers): main->a->b->hot in the samples of hot."""
-    w = Bg([workload("chain_nofp"), "20000"])
+    w = Bg([workload("chain_nofp"), "chain", "20000"])
     s = serve("-F", "497", "--call-graph", "dwarf", "-p", str(w.pid))
     traces = go_pprof("-traces", "-seconds", "2", s.url + "/debug/pprof/profile")
     stacks = [t for t in traces.split("-----------+-------------------------------------------------------")
@@ -532,7 +532,8 @@ def test_malformed_requests_leave_it_answering_with_flat_rss(serve, workload):
     after = s.rss_kb()
     print("\nstatuses %s; RSS %d kB -> %d kB" % (dict(statuses), before, after))
     assert statuses["400"] > 0 and statuses["404"] > 0 and statuses["403"] > 0 and statuses["405"] > 0
-    assert not any(k.startswith("5") for k in statuses), statuses
+    # 5xx only for the HTTP version no server speaks (505): nothing here is a server error.
+    assert not any(k.startswith("5") and k != "505" for k in statuses), statuses
     assert after - before < 2048, (before, after)
     # The slow clients are closed after --client-timeout.
     time.sleep(3)
