@@ -179,10 +179,14 @@ private:
     std::string buf_;
 };
 
-Reply get(uint16_t port, const std::string& target) {
-    Conn c(port);
-    c.send("GET " + target + " HTTP/1.1\r\nHost: test\r\n\r\n");
+// One request as raw bytes on a fresh connection, and its response.
+Reply ask(uint16_t port, const std::string& raw, bool v6 = false) {
+    Conn c(port, v6);
+    c.send(raw);
     return c.read();
+}
+Reply get(uint16_t port, const std::string& target) {
+    return ask(port, "GET " + target + " HTTP/1.1\r\nHost: test\r\n\r\n");
 }
 
 Server::Limits small_limits() {
@@ -216,11 +220,9 @@ TEST(HttpServer, GetWithQueryArgsDecoded) {
     EXPECT_EQ(e.server.timeout_ms(), -1);  // nothing to time out
     EXPECT_FALSE(loop.ready());
     Reply r = loop.client([&] {
-        Conn c(e.server.port());
-        c.send(
-            "GET /pid/12/pprof/heap?seconds=5&name=a%20b+c&flag&pct=100%25&bad=%zz&empty= HTTP/1.1\r\n"
-            "Host: test\r\nX-Custom: Foo Bar\r\n\r\n");
-        return c.read();
+        return ask(e.server.port(),
+                   "GET /pid/12/pprof/heap?seconds=5&name=a%20b+c&flag&pct=100%25&bad=%zz&empty= HTTP/1.1\r\n"
+                   "Host: test\r\nX-Custom: Foo Bar\r\n\r\n");
     });
     EXPECT_EQ(r.status, 200);
     EXPECT_EQ(r.body, "GET /pid/12/pprof/heap\n");
@@ -264,13 +266,11 @@ TEST(HttpServer, PostBodyDeliveredWhole) {
     std::string body;
     for (size_t i = 0; body.size() < 100 * 1024; ++i) body += std::to_string(i) + (i % 7 ? "," : "\n");
     auto post = std::async(std::launch::async, [&] {
-        Conn c(e.server.port());
-        c.send(
+        return ask(
+            e.server.port(),
             "POST /symbol HTTP/1.1\r\nHost: test\r\nContent-Type: application/x-www-form-urlencoded\r\n"
             "Content-Length: " +
-            std::to_string(body.size()) + "\r\n\r\n");
-        c.send(body);
-        return c.read();
+                std::to_string(body.size()) + "\r\n\r\n" + body);
     });
     // Read in many pieces (the head memory is 16 KiB): every one without a wait the server did
     // not ask for, up to the client's close after the answer.
@@ -284,11 +284,9 @@ TEST(HttpServer, PostBodyDeliveredWhole) {
 
     // The same without a length, in chunks.
     r = loop.client([&] {
-        Conn c(e.server.port());
-        c.send(
-            "POST /symbol HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n"
-            "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n");
-        return c.read();
+        return ask(e.server.port(),
+                   "POST /symbol HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n"
+                   "5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n");
     });
     EXPECT_EQ(r.status, 200);
     ASSERT_EQ(e.seen.size(), 2u);
@@ -425,13 +423,9 @@ TEST(HttpServer, HeadLargerThanMemoryLimitIsRefused) {
     });
     // MHD 0.9.75 answers 431 for a header line that does not fit.
     EXPECT_EQ(header.status, 431);
-    Reply many = loop.client([&] {
-        Conn c(e.server.port());
-        std::string h = "GET / HTTP/1.1\r\nHost: test\r\n";
-        for (int i = 0; i < 1000; ++i) h += "X-H" + std::to_string(i) + ": v\r\n";
-        c.send(h + "\r\n");
-        return c.read();
-    });
+    std::string many_lines = "GET / HTTP/1.1\r\nHost: test\r\n";
+    for (int i = 0; i < 1000; ++i) many_lines += "X-H" + std::to_string(i) + ": v\r\n";
+    Reply many = loop.client([&] { return ask(e.server.port(), many_lines + "\r\n"); });
     EXPECT_EQ(many.status, 431);
     Reply uri = loop.client([&] { return get(e.server.port(), "/" + big); });
     EXPECT_EQ(uri.status, 414);  // MHD's answer to a request line that does not fit
@@ -447,16 +441,13 @@ TEST(HttpServer, BodyOverLimitIs413) {
     Loop loop(e.server);
     // Refused by its Content-Length, before the body is sent.
     Reply early = loop.client([&] {
-        Conn c(e.server.port());
-        c.send("POST /x HTTP/1.1\r\nHost: test\r\nContent-Length: 5000\r\n\r\n");
-        return c.read();
+        return ask(e.server.port(), "POST /x HTTP/1.1\r\nHost: test\r\nContent-Length: 5000\r\n\r\n");
     });
     EXPECT_EQ(early.status, 413);
     // Exactly the limit passes.
     Reply fits = loop.client([&] {
-        Conn c(e.server.port());
-        c.send("POST /x HTTP/1.1\r\nHost: test\r\nContent-Length: 1000\r\n\r\n" + std::string(1000, 'b'));
-        return c.read();
+        return ask(e.server.port(),
+                   "POST /x HTTP/1.1\r\nHost: test\r\nContent-Length: 1000\r\n\r\n" + std::string(1000, 'b'));
     });
     EXPECT_EQ(fits.status, 200);
     // Chunked, no length: counted as it comes, answered at its end.
@@ -701,11 +692,7 @@ TEST(HttpServer, ListenAddresses) {
         },
         [](Server::RequestId) {});
     Loop loop6(c);
-    Reply r = loop6.client([&] {
-        Conn conn(c.port(), true);
-        conn.send("GET / HTTP/1.1\r\nHost: test\r\n\r\n");
-        return conn.read();
-    });
+    Reply r = loop6.client([&] { return ask(c.port(), "GET / HTTP/1.1\r\nHost: test\r\n\r\n", true); });
     EXPECT_EQ(r.body, "v6\n");
     EXPECT_EQ(peer.rfind("[::1]:", 0), 0u) << peer;
 }
