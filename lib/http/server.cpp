@@ -1,7 +1,9 @@
-// The HTTP server of `serve` on GNU libmicrohttpd in "external epoll" mode: MHD owns an epoll fd
-// with the listen socket and the connections; ours holds that fd, the sockets of deferred
-// requests, which MHD stops watching while they are suspended, and an eventfd that wakes the
-// loop when one is resumed (see Server::Impl::run).
+// The HTTP server of `serve` on GNU libmicrohttpd in "external select" mode: MHD runs on the
+// sockets it names with MHD_get_fdset2, which we keep, level-triggered, in an epoll set of our
+// own (mhd_fds); ours holds that set, the sockets of deferred requests, which MHD stops
+// watching while they are suspended, and an eventfd that wakes the loop when one is resumed
+// (see Server::Impl::run). Select mode caps sockets below FD_SETSIZE (1024): serve keeps few
+// files open, and the connection limit is 256.
 #include "http/server.h"
 
 #include <arpa/inet.h>
@@ -198,6 +200,12 @@ struct Server::Impl {
     Handler on_request;
     Aborted on_abort;
     core::Fd epoll;
+    // MHD's sockets as it last asked for them (MHD_get_fdset2), level-triggered: with its own
+    // epoll MHD reads edge-triggered and takes a short read for "nothing more", so a client
+    // that sends its last bytes and its FIN together (a half-close, junk and a hang-up) was
+    // noticed only at the idle timeout. Select semantics read until the EOF is seen.
+    core::Fd mhd_fds;
+    std::unordered_map<int, uint32_t> registered;  // fd → events in mhd_fds
     // MHD 0.9.75 makes no wake-up channel of its own without a thread of its own: after
     // MHD_resume_connection, neither its epoll fd nor MHD_get_timeout tells the loop to run.
     core::Fd wake;
@@ -415,7 +423,60 @@ struct Server::Impl {
             }
         }
         for (int i = 0; i < ngone; ++i) abort(gone[i]);
-        MHD_run(daemon.get());
+        fd_set rs, ws, es;
+        MHD_socket max = 0;
+        FD_ZERO(&rs);
+        FD_ZERO(&ws);
+        FD_ZERO(&es);
+        if (MHD_get_fdset2(daemon.get(), &rs, &ws, &es, &max, FD_SETSIZE) == MHD_YES) {
+            timeval now{0, 0};
+            if (select(max + 1, &rs, &ws, &es, &now) < 0) {
+                FD_ZERO(&rs);
+                FD_ZERO(&ws);
+                FD_ZERO(&es);
+            }
+            MHD_run_from_select(daemon.get(), &rs, &ws, &es);
+        } else {
+            MHD_run(daemon.get());
+        }
+        sync();
+    }
+
+    // mhd_fds ← the sockets MHD waits on now.
+    void sync() {
+        fd_set rs, ws, es;
+        MHD_socket max = 0;
+        FD_ZERO(&rs);
+        FD_ZERO(&ws);
+        FD_ZERO(&es);
+        if (MHD_get_fdset2(daemon.get(), &rs, &ws, &es, &max, FD_SETSIZE) != MHD_YES) return;
+        std::unordered_map<int, uint32_t> want;
+        for (int fd = 0; fd <= max; ++fd) {
+            const uint32_t e = (FD_ISSET(fd, &rs) ? EPOLLIN : 0u) | (FD_ISSET(fd, &ws) ? EPOLLOUT : 0u) |
+                               (FD_ISSET(fd, &es) ? EPOLLPRI : 0u);
+            if (e) want[fd] = e;
+        }
+        for (auto it = registered.begin(); it != registered.end();) {
+            if (want.count(it->first)) {
+                ++it;
+                continue;
+            }
+            epoll_ctl(mhd_fds.get(), EPOLL_CTL_DEL, it->first, nullptr);  // may be closed already
+            it = registered.erase(it);
+        }
+        for (const auto& [fd, e] : want) {
+            auto it = registered.find(fd);
+            if (it != registered.end() && it->second == e) continue;
+            epoll_event ev{};
+            ev.events = e;
+            ev.data.fd = fd;
+            // A closed fd leaves the epoll set by itself and its number may come back as a new
+            // socket: ADD and MOD each fall back on the other.
+            const int op = it == registered.end() ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
+            if (epoll_ctl(mhd_fds.get(), op, fd, &ev) != 0)
+                epoll_ctl(mhd_fds.get(), op == EPOLL_CTL_ADD ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev);
+            registered[fd] = e;
+        }
     }
 };
 
@@ -456,7 +517,7 @@ Server::Server(const std::string& listen, const Limits& limits, Handler on_reque
         static_cast<Impl*>(cls)->completed(static_cast<Ctx*>(*con_cls), toe);
         *con_cls = nullptr;
     };
-    unsigned flags = MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME | (v6 ? MHD_USE_IPv6 : 0);
+    unsigned flags = MHD_ALLOW_SUSPEND_RESUME | (v6 ? MHD_USE_IPv6 : 0);
     int listen_fd = sock.get();
     s.daemon.reset(MHD_start_daemon(flags, 0, nullptr, nullptr, access, &s,
                                     // First, so that nothing is printed during the start either.
@@ -472,19 +533,19 @@ Server::Server(const std::string& listen, const Limits& limits, Handler on_reque
     if (!s.daemon) throw Error("cannot start the HTTP server on " + listen + " (libmicrohttpd refused)");
     sock.release();  // MHD closes it when it stops
 
-    const MHD_DaemonInfo* di = MHD_get_daemon_info(s.daemon.get(), MHD_DAEMON_INFO_EPOLL_FD);
-    if (!di) throw Error("libmicrohttpd has no epoll fd");
     s.epoll.reset(epoll_create1(EPOLL_CLOEXEC));
-    if (!s.epoll) throw Error::sys(errno, "epoll_create1");
+    s.mhd_fds.reset(epoll_create1(EPOLL_CLOEXEC));
+    if (!s.epoll || !s.mhd_fds) throw Error::sys(errno, "epoll_create1");
     s.wake.reset(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
     if (!s.wake) throw Error::sys(errno, "eventfd");
     epoll_event ev{};
     ev.events = EPOLLIN;
     ev.data.u64 = Impl::kMhdTag;
-    if (epoll_ctl(s.epoll.get(), EPOLL_CTL_ADD, di->epoll_fd, &ev) != 0)
-        throw Error::sys(errno, "epoll_ctl (libmicrohttpd's epoll fd)");
+    if (epoll_ctl(s.epoll.get(), EPOLL_CTL_ADD, s.mhd_fds.get(), &ev) != 0)
+        throw Error::sys(errno, "epoll_ctl (libmicrohttpd's sockets)");
     ev.data.u64 = Impl::kWakeTag;
     if (epoll_ctl(s.epoll.get(), EPOLL_CTL_ADD, s.wake.get(), &ev) != 0) throw Error::sys(errno, "epoll_ctl");
+    s.sync();
 }
 
 Server::~Server() {
