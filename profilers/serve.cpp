@@ -57,6 +57,13 @@ ServeOptions& own(ProfilerOptions& o) {
     return static_cast<ServeOptions&>(o);
 }
 
+// A whole number from 1 to `max`.
+uint64_t at_least_one(std::string_view text, const char* option, uint64_t max) {
+    const uint64_t v = core::parse_bounded(text, option, max);
+    if (v == 0) throw Error::usage(std::string("option `") + option + "' must be at least 1");
+    return v;
+}
+
 using K = ArgKind;
 using G = Group;
 const OptionRow kOwnOptions[] = {
@@ -71,23 +78,16 @@ const OptionRow kOwnOptions[] = {
     {Opt::Own, 'F', "freq", "n", K::Value, false, G::Profiler,
      "CPU profiles: samples per second of CPU time (default\n"
      "100, at most 10000)",
-     [](ProfilerOptions& o, OptionValue v) {
-         own(o).freq = core::parse_bounded(*v, "freq", 10000);
-         if (!own(o).freq) throw Error::usage("option `freq' must be at least 1");
-     }},
+     [](ProfilerOptions& o, OptionValue v) { own(o).freq = at_least_one(*v, "freq", 10000); }},
     {Opt::Own, 0, "max-seconds", "N", K::Value, false, G::Profiler,
      "the longest CPU profile a client may ask for (default\n"
      "300, at most 3600)",
-     [](ProfilerOptions& o, OptionValue v) {
-         own(o).max_seconds = core::parse_bounded(*v, "max-seconds", 3600);
-         if (!own(o).max_seconds) throw Error::usage("option `max-seconds' must be at least 1");
-     }},
+     [](ProfilerOptions& o, OptionValue v) { own(o).max_seconds = at_least_one(*v, "max-seconds", 3600); }},
     {Opt::Own, 0, "heap-rate", "BYTES", K::Value, false, G::Profiler,
      "heap profiles: mean bytes between sampled allocations\n"
      "(default 524288, as tcmalloc and Go)",
      [](ProfilerOptions& o, OptionValue v) {
-         own(o).heap_rate = core::parse_bounded(*v, "heap-rate", uint64_t(1) << 40);
-         if (!own(o).heap_rate) throw Error::usage("option `heap-rate' must be at least 1");
+         own(o).heap_rate = at_least_one(*v, "heap-rate", uint64_t(1) << 40);
      }},
     {Opt::Own, 0, "heap", "", K::Flag, false, G::Profiler,
      "attach the heap profiler at start, not at the first\n"
@@ -97,14 +97,12 @@ const OptionRow kOwnOptions[] = {
      "remove the heap probes of a process after this long\n"
      "without a heap request (default 300)",
      [](ProfilerOptions& o, OptionValue v) {
-         own(o).heap_idle_s = core::parse_bounded(*v, "heap-idle", 86400 * 365);
-         if (!own(o).heap_idle_s) throw Error::usage("option `heap-idle' must be at least 1");
+         own(o).heap_idle_s = at_least_one(*v, "heap-idle", 86400 * 365);
      }},
     {Opt::Own, 0, "client-timeout", "SECONDS", K::Value, false, G::Profiler,
      "close a connection silent this long (default 15)",
      [](ProfilerOptions& o, OptionValue v) {
-         own(o).client_timeout_s = core::parse_bounded(*v, "client-timeout", 3600);
-         if (!own(o).client_timeout_s) throw Error::usage("option `client-timeout' must be at least 1");
+         own(o).client_timeout_s = at_least_one(*v, "client-timeout", 3600);
      }},
 };
 

@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "core/text.h"
+#include "flamegraph/svg.h"
 #include "perf/proc_tasks.h"
 #include "sym/object.h"
 
@@ -15,26 +16,10 @@ namespace perfprof::serve {
 
 namespace {
 
+// HTML text and attribute values: the SVG writer's XML escaping serves both.
 std::string html_escape(std::string_view s) {
     std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '&':
-                out += "&amp;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            default:
-                out += c;
-        }
-    }
+    flamegraph::append_escaped(out, s);
     return out;
 }
 
