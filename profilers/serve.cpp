@@ -371,6 +371,7 @@ private:
                 if (r.arg("debug").value_or("0") != "0")
                     return http::Response::text(200, heap_target(rt.pid).heap_text());
                 const bool allocs = rt.endpoint == E::GoAllocs;
+                symbolized_.insert(rt.pid);  // the profile is symbolized here
                 return octets(heap_target(rt.pid).heap_proto(allocs), allocs ? "allocs" : "heap");
             }
             case E::Symbol:

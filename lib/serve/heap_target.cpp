@@ -12,9 +12,9 @@
 #include "output/gperf_heap.h"
 #include "perf-prof/error.h"
 #include "perf/proc_tasks.h"
+#include "serve/process_info.h"
 #include "stack/pprof_stacks.h"
 #include "stack/stack_printer.h"
-#include "sym/object.h"
 
 namespace perfprof::serve {
 
@@ -22,18 +22,6 @@ namespace {
 
 std::string proc_path(int pid, const char* what) {
     return "/proc/" + std::to_string(pid) + "/" + what;
-}
-
-std::string exe_of(int pid) {
-    char buf[4096];
-    const ssize_t n = ::readlink(proc_path(pid, "exe").c_str(), buf, sizeof buf);
-    return n > 0 ? std::string(buf, size_t(n)) : std::string();
-}
-
-std::string comm_of(int pid) {
-    std::string c = core::read_file_or_empty(proc_path(pid, "comm"));
-    while (!c.empty() && c.back() == '\n') c.pop_back();
-    return c;
 }
 
 // What one stack holds now and allocated since the attach, as sampled.
@@ -134,14 +122,11 @@ std::string HeapTarget::heap_proto(bool allocs) {
     touch();
     stack::Printer printer(false, true);
     stack::PprofStacks profile(printer, stack::PprofStacks::Kind::heap(int64_t(s_.rate)));
-    const std::string exe = exe_of(pid_);
-    if (!exe.empty()) {
-        profile.label("executable", exe);
-        const std::string id = sym::get_object(exe, proc_path(pid_, "exe"))->build_id();
-        if (!id.empty()) profile.label("build_id", id);
-    }
+    const ProcessInfo p = describe_process(pid_);
+    if (!p.exe.empty()) profile.label("executable", p.exe);
+    if (!p.build_id.empty()) profile.label("build_id", p.build_id);
     profile.builder().default_sample_type(allocs ? "alloc_space" : "inuse_space");
-    const std::string comm = comm_of(pid_);
+    const std::string& comm = p.comm;
     // Unsampled here as Go's runtime does before it writes the profile: each pair by the
     // probability that an allocation of its average size was kept.
     for (const auto& [key, u] : usage(*probes_)) {
