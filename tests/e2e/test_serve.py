@@ -172,8 +172,6 @@ def test_google_pprof_cpu_profile_names_hot_a_hot_b(serve, pp, workload, google_
     s = serve("-F", "997", "-p", str(hot.pid))
     fold = str(tmp_path / "cpu")
     prof = pp.start(["profile", "-F", "997", "-g", "--flame-graph", fold, "-p", str(hot.pid)])
-    # 6 s at 997 Hz: ~6,000 samples for each tool; the two ratios then differ by 4 % (one
-    # standard deviation, binomial sampling) and the bound below is 3.6 of those.
     text = google_pprof("--text", "--seconds=6", s.url + "/pid/%d/pprof/profile" % hot.pid)
     prof.send(signal.SIGINT)
     rc, _, err = prof.finish(timeout=20)
@@ -183,9 +181,12 @@ def test_google_pprof_cpu_profile_names_hot_a_hot_b(serve, pp, workload, google_
     a, b = rows["hot_a"][1], rows["hot_b"][1]
     fa, fb = folded_ratio(fold + ".folded")
     print("\nhot_a:hot_b google-pprof %d:%d = %.2f, folded %d:%d = %.2f" % (a, b, a / b, fa, fb, fa / fb))
-    assert a + b > 4000 and fb > 1000, (a, b, fa, fb)
+    assert a + b > 2000 and fb > 400, (a, b, fa, fb)
     assert 2.4 <= a / b <= 3.75
-    assert abs((a / b) / (fa / fb) - 1) <= 0.15, (a / b, fa / fb)
+    # Two samplings of the same seconds: log(a/b) - log(fa/fb) has a standard deviation of
+    # sqrt(1/a + 1/b + 1/fa + 1/fb) (counts), ~4 % at 6 s of 997 Hz; allowed: 4 of those.
+    sigma = math.sqrt(1 / a + 1 / b + 1 / fa + 1 / fb)
+    assert abs(math.log((a / b) / (fa / fb))) <= 4 * sigma, (a / b, fa / fb, sigma)
     hot.kill()
 
 
@@ -198,7 +199,7 @@ def test_go_pprof_cpu_profile_with_labels(serve, workload, go_pprof, tmp_path):
     rows = go_top(top)
     a, b = int(rows["hot_a"][1]), int(rows["hot_b"][1])
     print("\nhot_a:hot_b go tool pprof %d:%d = %.2f" % (a, b, a / b))
-    assert a + b > 2000 and 2.4 <= a / b <= 3.75, (a, b)
+    assert a + b > 1000 and 2.4 <= a / b <= 3.75, (a, b)
     saved = glob.glob(str(tmp_path / "pprof-home" / "pprof.*.pb.gz"))
     assert len(saved) == 1, saved
     tags = go_pprof("-tags", saved[0])
