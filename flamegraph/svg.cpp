@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/text.h"
 #include "perf-prof/error.h"
 
 namespace perfprof::flamegraph {
@@ -134,17 +135,11 @@ void write_file(const std::string& path, std::string_view text) {
     const std::string tmp = path + ".tmp";
     const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) throw Error::sys(errno, "cannot create '" + path + "'");
-    size_t done = 0;
-    while (done < text.size()) {
-        const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            const int e = errno;
-            ::close(fd);
-            ::unlink(tmp.c_str());
-            throw Error::sys(e, "cannot write '" + path + "'");
-        }
-        done += size_t(n);
+    if (!core::write_all(fd, text)) {
+        const int e = errno;
+        ::close(fd);
+        ::unlink(tmp.c_str());
+        throw Error::sys(e, "cannot write '" + path + "'");
     }
     if (::close(fd) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0) {
         const int e = errno;

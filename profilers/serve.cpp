@@ -143,6 +143,13 @@ http::Server::Limits limits(const ServeOptions& o) {
     return l;
 }
 
+http::Response html(std::string body) {
+    http::Response r;
+    r.content_type = "text/html; charset=utf-8";
+    r.body = std::move(body);
+    return r;
+}
+
 constexpr uint64_t kTagHttp = 1, kTagSignal = 2, kTagJob = 3;  // epoll tags: kind << 32 | pid
 
 class Serve {
@@ -165,8 +172,7 @@ public:
         if (o_.all) access_.secret = make_secret();
         if (named) {
             for (int pid : core::parse_pid_list(opt.pids)) {
-                if (!perf::alive_state(perf::task_state(pid)))
-                    throw Error("serve: no process " + std::to_string(pid));
+                if (!perf::task_alive(pid)) throw Error("serve: no process " + std::to_string(pid));
                 access_.pids.push_back(pid);
             }
         }
@@ -283,7 +289,7 @@ private:
     void housekeeping(int64_t now) {
         forget_dead_symbols();
         for (auto it = heaps_.begin(); it != heaps_.end();) {
-            const bool gone = !perf::alive_state(perf::task_state(it->first));
+            const bool gone = !perf::task_alive(it->first);
             if (gone) {
                 it = heaps_.erase(it);
                 continue;
@@ -295,14 +301,14 @@ private:
         if (o_.all) return;
         // Named targets: serve ends with the last of them, once its profiles are answered.
         const bool any = std::any_of(access_.pids.begin(), access_.pids.end(),
-                                     [](int pid) { return perf::alive_state(perf::task_state(pid)); });
+                                     [](int pid) { return perf::task_alive(pid); });
         if (!any && jobs_.empty()) stopping_ = true;
     }
 
     // The symbols of processes that are gone.
     void forget_dead_symbols() {
         for (auto it = symbolized_.begin(); it != symbolized_.end();) {
-            if (perf::alive_state(perf::task_state(*it))) {
+            if (perf::task_alive(*it)) {
                 ++it;
                 continue;
             }
@@ -340,25 +346,17 @@ private:
                 serve::ProcessInfo p = serve::describe_process(pid, false);
                 if (p.alive) infos.push_back(std::move(p));
             }
-            http::Response resp;
-            resp.content_type = "text/html; charset=utf-8";
-            resp.body = serve::index_page(infos, rt.prefix.substr(0, rt.prefix.find("/pid/")));
-            return resp;
+            return html(serve::index_page(infos, rt.prefix.substr(0, rt.prefix.find("/pid/"))));
         }
-        const serve::ProcessInfo target = serve::describe_process(rt.pid, false);
-        if (!target.alive) {
+        if (!perf::task_alive(rt.pid)) {
             const bool named =
                 std::find(access_.pids.begin(), access_.pids.end(), rt.pid) != access_.pids.end();
             return named ? http::Response::text(410, "410 process " + std::to_string(rt.pid) + " has exited")
                          : http::Response::text(404, "404 no process " + std::to_string(rt.pid));
         }
         switch (rt.endpoint) {
-            case E::GoIndex: {
-                http::Response resp;
-                resp.content_type = "text/html; charset=utf-8";
-                resp.body = serve::go_index_page(target, rt.prefix);
-                return resp;
-            }
+            case E::GoIndex:
+                return html(serve::go_index_page(serve::describe_process(rt.pid, false), rt.prefix));
             case E::Profile:
             case E::GoProfile:
                 return start_cpu(id, r, rt.pid, rt.endpoint == E::Profile);
@@ -380,16 +378,17 @@ private:
                     return http::Response::text(200, sym::symbol_page(stack::shared_syms(), rt.pid, r.body));
                 return http::Response::text(
                     200, "num_symbols: 1\n" + sym::symbol_page(stack::shared_syms(), rt.pid, r.query));
-            case E::Cmdline: {
-                std::string s;
-                for (const std::string& a : target.cmdline) s += a + "\n";
-                return http::Response::text(200, s);
-            }
+            case E::Cmdline:
             case E::GoCmdline: {
-                std::string s;
-                for (const std::string& a : target.cmdline) s += (s.empty() ? "" : std::string(1, '\0')) + a;
+                // gperftools: one argument per line; Go: the arguments separated by NULs.
+                const bool go = rt.endpoint == E::GoCmdline;
+                const std::vector<std::string> args = serve::describe_process(rt.pid, false).cmdline;
                 http::Response resp;
-                resp.body = s;
+                for (size_t i = 0; i < args.size(); ++i) {
+                    if (i && go) resp.body += '\0';
+                    resp.body += args[i];
+                    if (!go) resp.body += '\n';
+                }
                 return resp;
             }
             case E::Index:

@@ -1,4 +1,5 @@
-// Small text helpers shared by the /proc, kallsyms and maps readers (no exceptions).
+// Small text helpers shared by the /proc, kallsyms and maps readers, and whole reads and
+// writes of file descriptors (no exceptions).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,12 @@ namespace perfprof::core {
 
 // The whole file, or "" when it cannot be read (a process that is gone, a missing file).
 std::string read_file_or_empty(const std::string& path);
+
+// What `fd` gives from where it is up to the end of the file (or an error).
+std::string read_fd(int fd);
+
+// All of `data` to `fd`, through short writes and EINTR; false on an error (errno says which).
+bool write_all(int fd, std::string_view data);
 
 // 1-16 hex digits, any case, nothing else.
 bool parse_hex(std::string_view s, uint64_t& v);

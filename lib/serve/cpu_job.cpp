@@ -37,7 +37,7 @@ constexpr int kDataFd = 3;  // the child's profile goes here; its stdout and std
 class CpuSampler final : public Profiler {
 public:
     CpuSampler(Context& ctx, const CpuRequest& r) : ctx_(ctx), r_(r), printer_(true, true) {
-        maps_ = core::read_file_or_empty("/proc/" + std::to_string(r.pid) + "/maps");
+        if (r.format == CpuFormat::Gperftools) maps_ = core::read_file_or_empty(maps_path());
         if (r.format == CpuFormat::Proto) {
             pprof_ = std::make_unique<stack::PprofStacks>(
                 printer_, stack::PprofStacks::Kind{"samples", "count", int64_t(1'000'000'000 / r.freq)});
@@ -45,7 +45,6 @@ public:
             pprof_->label("executable", p.exe);
             if (!p.build_id.empty()) pprof_->label("build_id", p.build_id);
         }
-        start_ns_ = core::monotonic_now_ns();
     }
 
     EventPlan plan() override {
@@ -84,15 +83,15 @@ public:
     }
 
     void finish() override {
-        // The maps now, while the target may still live; those of the start when it is gone.
-        std::string maps = core::read_file_or_empty("/proc/" + std::to_string(r_.pid) + "/maps");
-        if (maps.empty()) maps = std::move(maps_);
         std::string out;
         if (pprof_) {
-            if (!perf::alive_state(perf::task_state(r_.pid)))
+            if (!perf::task_alive(r_.pid))
                 pprof_->builder().comment("process " + std::to_string(r_.pid) + " exited during the profile");
             out = pprof_->gzipped();
         } else {
+            // The maps now, while the target may still live; those of the start when it is gone.
+            std::string maps = core::read_file_or_empty(maps_path());
+            if (maps.empty()) maps = std::move(maps_);
             output::GperfCpuProfile prof(1'000'000 / r_.freq);
             std::vector<uint64_t> pcs;
             for (const auto& [key, n] : counts_) {
@@ -102,23 +101,18 @@ public:
             }
             out = prof.encode(maps);
         }
-        size_t done = 0;
-        while (done < out.size()) {
-            const ssize_t n = ::write(kDataFd, out.data() + done, out.size() - done);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) break;
-            done += size_t(n);
-        }
+        core::write_all(kDataFd, out);
     }
 
 private:
+    std::string maps_path() const { return "/proc/" + std::to_string(r_.pid) + "/maps"; }
+
     Context& ctx_;
     CpuRequest r_;
     stack::Printer printer_;
     std::unique_ptr<stack::PprofStacks> pprof_;
     std::unordered_map<std::string, uint64_t> counts_;  // chain (its words) → samples
-    std::string key_, maps_;
-    int64_t start_ns_ = 0;
+    std::string key_, maps_;  // maps_: the target's at the start (gperftools format)
 };
 
 // The request the child's profiler is made for (ProfilerInfo::create takes no argument).
@@ -231,14 +225,8 @@ CpuJob::Result CpuJob::result() {
     }
     if (!res.ok) {
         // What the child said: its last line is the reason (an Error's message).
-        std::string said;
-        char buf[4096];
-        ssize_t n;
-        off_t at = 0;
-        while ((n = ::pread(messages_.get(), buf, sizeof buf, at)) > 0) {
-            said.append(buf, size_t(n));
-            at += n;
-        }
+        ::lseek(messages_.get(), 0, SEEK_SET);  // the child's writes moved the shared offset
+        std::string said = core::read_fd(messages_.get());
         while (!said.empty() && (said.back() == '\n' || said.back() == ' ')) said.pop_back();
         if (const size_t nl = said.rfind('\n'); nl != std::string::npos) said.erase(0, nl + 1);
         if (said.rfind("perf-prof: ", 0) == 0) said.erase(0, 11);

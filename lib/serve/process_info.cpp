@@ -35,7 +35,7 @@ ProcessInfo describe_process(int pid, bool build_id) {
     ProcessInfo p;
     p.pid = pid;
     const std::string dir = "/proc/" + std::to_string(pid);
-    p.alive = perf::alive_state(perf::task_state(pid));
+    p.alive = perf::task_alive(pid);
     p.comm = core::read_file_or_empty(dir + "/comm");
     while (!p.comm.empty() && p.comm.back() == '\n') p.comm.pop_back();
     char buf[PATH_MAX];

@@ -49,7 +49,8 @@ output::PprofBuilder builder_for(const PprofStacks::Kind& kind) {
 
 }  // namespace
 
-PprofStacks::PprofStacks(std::string path, Printer& printer, Kind kind) : PprofStacks(printer, std::move(kind)) {
+PprofStacks::PprofStacks(std::string path, Printer& printer, Kind kind)
+    : PprofStacks(printer, std::move(kind)) {
     path_ = std::move(path);
     if (path_.empty()) throw Error::usage("--pprof needs a file name");
     // A name the writer would take for stdout is a file here too.
@@ -78,8 +79,7 @@ void PprofStacks::label(std::string_view key, std::string_view value) {
     output::PprofBuilder::Label l;
     l.key = profile_.string_id(key);
     l.str = profile_.string_id(value);
-    labels_.push_back(l);
-    fixed_labels_++;
+    labels_.insert(labels_.end() - 1, l);  // comm stays last
 }
 
 PprofStacks::~PprofStacks() {
@@ -106,10 +106,10 @@ bool PprofStacks::locate(const uint64_t* ips, uint64_t nr, uint32_t pid, std::st
                                       (frames_[i - 1].ctx == Printer::Context::Kernel);
         location_ids_.push_back(location_of(frames_[i], pid, ret));
     }
-    labels_[0].key = pid_key_;
-    labels_[0].num = int64_t(pid);
-    labels_[1].key = comm_key_;
-    labels_[1].str = comm.empty() ? 0 : profile_.string_id(comm);
+    labels_.front().key = pid_key_;
+    labels_.front().num = int64_t(pid);
+    labels_.back().key = comm_key_;
+    labels_.back().str = comm.empty() ? 0 : profile_.string_id(comm);
     return true;
 }
 
@@ -176,11 +176,8 @@ uint64_t PprofStacks::location_of(const Printer::ChainFrame& f, uint32_t pid, bo
     return it->second;
 }
 
-std::span<const output::PprofBuilder::Label> PprofStacks::sample_labels(std::string_view comm) {
-    if (!comm.empty() || !fixed_labels_) return std::span(labels_.data(), comm.empty() ? 1 : labels_.size());
-    no_comm_.assign(labels_.begin(), labels_.end());
-    no_comm_.erase(no_comm_.begin() + 1);
-    return no_comm_;
+std::span<const output::PprofBuilder::Label> PprofStacks::sample_labels(std::string_view comm) const {
+    return std::span(labels_.data(), labels_.size() - (comm.empty() ? 1 : 0));
 }
 
 std::string PprofStacks::gzipped() {

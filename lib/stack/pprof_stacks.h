@@ -92,8 +92,8 @@ private:
     // location_ids_ and labels_ for a chain; false for context markers only.
     bool locate(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm);
     uint64_t location_of(const Printer::ChainFrame& f, uint32_t pid, bool return_address);
-    // pid, comm (unless empty), then label()'s.
-    std::span<const output::PprofBuilder::Label> sample_labels(std::string_view comm);
+    // pid, label()'s, then comm (unless empty).
+    std::span<const output::PprofBuilder::Label> sample_labels(std::string_view comm) const;
     sym::DwarfNames* dwarf_of(const sym::Object& obj);
 
     std::string path_;
@@ -111,9 +111,7 @@ private:
     std::unordered_map<std::string, std::unique_ptr<sym::DwarfNames>> dwarf_;
     std::vector<Printer::ChainFrame> frames_;
     std::vector<uint64_t> location_ids_;
-    std::vector<output::PprofBuilder::Label> labels_;  // pid, comm, then label()'s
-    size_t fixed_labels_ = 0;                          // label()'s
-    std::vector<output::PprofBuilder::Label> no_comm_;  // scratch: labels_ less comm
+    std::vector<output::PprofBuilder::Label> labels_;  // pid, label()'s, comm (last)
     std::string name_, file_, loc_key_;
 };
 

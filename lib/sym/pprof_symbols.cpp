@@ -406,25 +406,11 @@ int run_pprof_symbols(const std::string& binary) {
     std::signal(SIGPIPE, SIG_IGN);
     tune_heap_for_batch();
     prefault_heap(size_t(2) << 20);
-    std::string in;
-    char buf[1 << 16];
-    for (;;) {
-        ssize_t n = ::read(0, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        in.append(buf, static_cast<size_t>(n));
-    }
+    const std::string in = core::read_fd(0);
     // What the batch allocates grows with its lines (~15 input bytes an address): requests,
     // names, the output.
     prefault_heap((size_t(2) << 20) + 12 * in.size());
-    std::string out = pprof_symbols(in, binary);
-    size_t done = 0;
-    while (done < out.size()) {
-        ssize_t n = ::write(1, out.data() + done, out.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        done += static_cast<size_t>(n);
-    }
+    core::write_all(1, pprof_symbols(in, binary));
     return 0;
 }
 
