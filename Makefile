@@ -14,15 +14,16 @@ CPPFLAGS := -Iinclude -Ilib -I. -I$(LIBPERF)/include -I/usr/include/traceevent -
 CXXFLAGS := -std=c++20 $(OPT) -g -Wall -Wextra -Werror=undef $(SAN)
 CFLAGS   := -std=gnu11 $(OPT) -g -Wall -Wextra $(SAN)
 LDFLAGS  := $(SAN)
-LDLIBS   := $(LIBPERF)/libperf.a $(LIBPERF)/libapi.a -ltraceevent -lbpf -ldw -lelf -llzma -lz -lmicrohttpd -lpthread
+LDLIBS   := $(LIBPERF)/libperf.a $(LIBPERF)/libapi.a -ltraceevent -lbpf -ldw -lelf -llzma -lz -lpthread
 # The release binary links the C++ runtime and elfutils statically: ~2 ms less start-up
 # (relocations, page faults) per run, which `--symbols` pays on every pprof query.
-# libtraceevent stays shared: its plugins are shared objects that link against it; so does
-# libmicrohttpd (`serve`), whose static build would drag GnuTLS in.
+# libtraceevent stays shared: its plugins are shared objects that link against it.
+# libmicrohttpd (`serve`), whose static build would drag GnuTLS in, is not linked: serve loads
+# it (lib/http/mhd_lib.cpp), so no other run pays for loading it and its eleven libraries.
 ifeq ($(SAN),)
 LDFLAGS  += -static-libstdc++ -static-libgcc
 LDLIBS   := $(LIBPERF)/libperf.a $(LIBPERF)/libapi.a -ltraceevent \
-            -Wl,-Bstatic -lbpf -ldw -lelf -llzma -lz -lbz2 -Wl,-Bdynamic -lmicrohttpd -lpthread
+            -Wl,-Bstatic -lbpf -ldw -lelf -llzma -lz -lbz2 -Wl,-Bdynamic -lpthread
 endif
 # The shim reaches libperf internals, which only compile as C with the kernel's tools headers.
 SHIM_CPPFLAGS := -I$(LIBPERF)/src/tools/lib/perf/include -I$(LIBPERF)/src/tools/include \

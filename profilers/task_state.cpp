@@ -203,8 +203,7 @@ public:
         // Scheduler events of the attached tasks happen on every CPU: watch all of them and
         // keep the tasks by filter (SPEC §4.4.2); follow new ones unless names select them.
         p.system_wide = true;
-        const bool workload = !opt.workload.empty() && opt.pids.empty() && opt.tids.empty();
-        p.follow = (opt.ptrace || workload) && !by_name_;
+        p.follow = (opt.ptrace || inherits(opt)) && !by_name_;
         return p;
     }
 
@@ -590,8 +589,9 @@ const ProfilerInfo task_state_info = {
         "    wake-up or a preemption. Prints a table of calls, total, min, p50, p95, p99",
         "    and max per state at each -i tick and at exit; --perins per thread.",
         "    Attached to processes or a command, every CPU is watched and the tasks are",
-        "    selected by kernel filter; threads they create later are followed (--ptrace",
-        "    for -p/-t, always for a command).",
+        "    selected by kernel filter; threads and processes they create later are",
+        "    followed through ptrace (for -p and a command unless --no-inherit; for -t",
+        "    with --inherit or --ptrace).",
         "",
         "TRACEPOINT",
         "    sched:sched_switch, sched:sched_wakeup, sched:sched_wakeup_new",

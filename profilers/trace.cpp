@@ -22,7 +22,6 @@ namespace {
 
 // The options only trace takes.
 struct TraceOptions final : ProfilerOptions {
-    bool inherit = false;    // --inherit: child tasks are traced too
     bool overwrite = false;  // --overwrite: write_backward rings, read at ticks and at exit
 };
 
@@ -31,9 +30,6 @@ TraceOptions& own(ProfilerOptions& o) {
 }
 
 const OptionRow kOwnOptions[] = {
-    {Opt::Own, 0, "inherit", "", ArgKind::Flag, false, Group::Profiler,
-     "also trace the children the attached tasks create",
-     [](ProfilerOptions& o, OptionValue v) { own(o).inherit = v && *v == "1"; }},
     {Opt::Own, 0, "overwrite", "", ArgKind::Flag, false, Group::Profiler,
      "keep only the newest events in each ring buffer;\n"
      "read them at each -i tick and at exit",
@@ -77,7 +73,6 @@ public:
             const bool stack = opt.call_graph || r.item.attrs.stack;
             EventSpec ev = event::planned_event(r, stack, opt.user_callchain.value_or(true),
                                                 opt.kernel_callchain.value_or(true), opt.dwarf_stack);
-            ev.attr.inherit = own.inherit;
             stacks |= stack;
             // exec= is compiled once, against this event's fields (SPEC §2.5, §2.7.7).
             std::unique_ptr<filter::Program> exec = event::compile_attr(r, "exec", r.item.attrs.exec);
@@ -102,7 +97,6 @@ public:
         p.order = opt.order;
         p.user_filter = true;
         p.overwrite = own.overwrite;
-        p.inherit = own.inherit;
         p.follow = opt.ptrace;
         return p;
     }

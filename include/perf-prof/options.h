@@ -21,6 +21,7 @@ enum class Opt {
     Pids,
     Tids,
     Cgroups,
+    Inherit,
     Watermark,
     Interval,
     Output,
@@ -93,6 +94,8 @@ struct Options {
     std::string tids;     // -t, raw TID list text
     std::string cgroups;  // --cgroups, raw list text
     bool cgroups_given = false;
+    // --inherit / --no-inherit; unset: the tasks that -p or a command create are followed.
+    std::optional<bool> inherit;
 
     std::optional<int> watermark;   // --watermark 0..100
     uint64_t interval_ms = 0;       // -i
@@ -145,5 +148,17 @@ struct Options {
         return own ? static_cast<const T&>(*own) : defaults;
     }
 };
+
+// -p, -t or a command: the session watches tasks rather than CPUs (SPEC §1.6).
+inline bool attaches_tasks(const Options& o) {
+    return !o.pids.empty() || !o.tids.empty() || !o.workload.empty();
+}
+
+// Whether the threads and processes that the attached tasks create, at any time, are watched
+// too: by default with -p and a command (as perf record follows them), with -t (which names
+// threads) only when --inherit is given; never after --no-inherit.
+inline bool inherits(const Options& o) {
+    return attaches_tasks(o) && o.inherit.value_or(o.tids.empty());
+}
 
 }  // namespace perfprof

@@ -23,6 +23,10 @@ constexpr std::array<OptionRow, kRows> kTable{{
     {Opt::Cgroups, 0, "cgroups", "cgroup,...", K::Value, false, G::Option,
      "attach to these perf_event cgroups: names, or\n"
      "regular expressions matched against their paths"},
+    {Opt::Inherit, 0, "inherit", "", K::Flag, true, G::Option,
+     "follow the threads and processes that the tasks of -p\n"
+     "or the command create (the default; with -t: only\n"
+     "when given); --no-inherit: only the tasks at start"},
     {Opt::Watermark, 0, "watermark", "0-100", K::Value, false, G::Option,
      "wake up when a ring buffer is this percent full\n"
      "(0: on every event)"},

@@ -234,6 +234,9 @@ private:
                 opt.cgroups = v;
                 opt.cgroups_given = true;
                 break;
+            case Opt::Inherit:
+                opt.inherit = v != "false";
+                break;
             case Opt::Watermark:
                 opt.watermark = core::parse_percent(v, row.long_name);
                 break;

@@ -7,7 +7,6 @@
 #include "http/server.h"
 
 #include <arpa/inet.h>
-#include <microhttpd.h>
 #include <netinet/in.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -21,6 +20,7 @@
 #include <unordered_map>
 
 #include "core/fd.h"
+#include "http/mhd_lib.h"
 #include "perf-prof/error.h"
 
 namespace perfprof::http {
@@ -110,7 +110,7 @@ SockAddr parse_listen(const std::string& listen) {
 }
 
 std::string peer_name(MHD_Connection* c) {
-    const MHD_ConnectionInfo* ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const MHD_ConnectionInfo* ci = mhd().get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     if (!ci || !ci->client_addr) return "";
     char buf[INET6_ADDRSTRLEN] = "";
     const sockaddr* sa = ci->client_addr;
@@ -138,7 +138,7 @@ void panic(void*, const char* file, unsigned line, const char* reason) {
 }
 
 struct DaemonStop {
-    void operator()(MHD_Daemon* d) const noexcept { MHD_stop_daemon(d); }
+    void operator()(MHD_Daemon* d) const noexcept { mhd().stop_daemon(d); }
 };
 
 // The state of one request, from its request line (MHD's URI log callback) to MHD's
@@ -218,7 +218,7 @@ struct Server::Impl {
     std::unique_ptr<MHD_Daemon, DaemonStop> daemon;
 
     void watch(Ctx* c) {
-        const MHD_ConnectionInfo* ci = MHD_get_connection_info(c->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        const MHD_ConnectionInfo* ci = mhd().get_connection_info(c->conn, MHD_CONNECTION_INFO_CONNECTION_FD);
         if (!ci) return;
         epoll_event ev{};
         // No EPOLLIN: a pipelined next request is not a hang-up. EPOLLRDHUP also takes a
@@ -235,7 +235,7 @@ struct Server::Impl {
     // A response owned by MHD: it keeps the body string until the last connection lets go.
     static MHD_Result queue(MHD_Connection* conn, Response&& r) {
         auto* body = new std::string(std::move(r.body));
-        MHD_Response* resp = MHD_create_response_from_buffer_with_free_callback_cls(
+        MHD_Response* resp = mhd().create_response(
             body->size(), body->data(), [](void* p) { delete static_cast<std::string*>(p); }, body);
         if (!resp) {
             delete body;
@@ -243,11 +243,11 @@ struct Server::Impl {
         }
         // A header MHD refuses (a newline in a value, one it sets itself) is dropped rather than
         // failing the whole answer.
-        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r.content_type.c_str());
-        MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-        for (const auto& [k, v] : r.headers) MHD_add_response_header(resp, k.c_str(), v.c_str());
-        MHD_Result ok = MHD_queue_response(conn, unsigned(r.status), resp);
-        MHD_destroy_response(resp);
+        mhd().add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, r.content_type.c_str());
+        mhd().add_response_header(resp, "X-Content-Type-Options", "nosniff");
+        for (const auto& [k, v] : r.headers) mhd().add_response_header(resp, k.c_str(), v.c_str());
+        MHD_Result ok = mhd().queue_response(conn, unsigned(r.status), resp);
+        mhd().destroy_response(resp);
         return ok;
     }
 
@@ -272,7 +272,7 @@ struct Server::Impl {
                 // Refused before a byte of the body is read; MHD closes the connection after the
                 // answer since the body is left unread.
                 const char* len =
-                    MHD_lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+                    mhd().lookup_connection_value(conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
                 if (len && std::strtoull(len, nullptr, 10) > limits.max_body) {
                     c->state = Ctx::Answered;
                     return queue(conn, too_large(limits.max_body));
@@ -324,7 +324,7 @@ struct Server::Impl {
         if (q != std::string::npos) req.query = c->target.substr(q + 1);
         req.body = std::move(c->body);
         req.peer = peer_name(c->conn);
-        MHD_get_connection_values_n(
+        mhd().get_connection_values_n(
             c->conn, MHD_HEADER_KIND,
             [](void* cls, MHD_ValueKind, const char* k, size_t kn, const char* v, size_t vn) {
                 static_cast<Request*>(cls)->headers.emplace_back(std::string(k, kn), std::string(v, vn));
@@ -353,7 +353,7 @@ struct Server::Impl {
             c->state = Ctx::Answered;
             return queue(c->conn, std::move(*r));
         }
-        MHD_suspend_connection(c->conn);
+        mhd().suspend_connection(c->conn);
         c->suspended = true;
         watch(c);
         return MHD_YES;
@@ -375,7 +375,7 @@ struct Server::Impl {
         if (!c->suspended) return;
         c->suspended = false;
         unwatch(c);
-        MHD_resume_connection(c->conn);
+        mhd().resume_connection(c->conn);
         eventfd_write(wake.get(), 1);
     }
 
@@ -428,16 +428,16 @@ struct Server::Impl {
         FD_ZERO(&rs);
         FD_ZERO(&ws);
         FD_ZERO(&es);
-        if (MHD_get_fdset2(daemon.get(), &rs, &ws, &es, &max, FD_SETSIZE) == MHD_YES) {
+        if (mhd().get_fdset2(daemon.get(), &rs, &ws, &es, &max, FD_SETSIZE) == MHD_YES) {
             timeval now{0, 0};
             if (select(max + 1, &rs, &ws, &es, &now) < 0) {
                 FD_ZERO(&rs);
                 FD_ZERO(&ws);
                 FD_ZERO(&es);
             }
-            MHD_run_from_select(daemon.get(), &rs, &ws, &es);
+            mhd().run_from_select(daemon.get(), &rs, &ws, &es);
         } else {
-            MHD_run(daemon.get());
+            mhd().run(daemon.get());
         }
         sync();
     }
@@ -449,7 +449,7 @@ struct Server::Impl {
         FD_ZERO(&rs);
         FD_ZERO(&ws);
         FD_ZERO(&es);
-        if (MHD_get_fdset2(daemon.get(), &rs, &ws, &es, &max, FD_SETSIZE) != MHD_YES) return;
+        if (mhd().get_fdset2(daemon.get(), &rs, &ws, &es, &max, FD_SETSIZE) != MHD_YES) return;
         std::unordered_map<int, uint32_t> want;
         for (int fd = 0; fd <= max; ++fd) {
             const uint32_t e = (FD_ISSET(fd, &rs) ? EPOLLIN : 0u) | (FD_ISSET(fd, &ws) ? EPOLLOUT : 0u) |
@@ -488,7 +488,7 @@ Server::Server(const std::string& listen, const Limits& limits, Handler on_reque
     s.on_abort = std::move(on_abort);
     SockAddr addr = parse_listen(listen);
     bool v6 = addr.sa.sa_family == AF_INET6;
-    MHD_set_panic_func(panic, nullptr);
+    mhd().set_panic_func(panic, nullptr);
 
     // Our own listen socket: MHD_start_daemon fails without saying why (EADDRINUSE, EACCES).
     core::Fd sock(socket(addr.sa.sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
@@ -519,7 +519,7 @@ Server::Server(const std::string& listen, const Limits& limits, Handler on_reque
     };
     unsigned flags = MHD_ALLOW_SUSPEND_RESUME | (v6 ? MHD_USE_IPv6 : 0);
     int listen_fd = sock.get();
-    s.daemon.reset(MHD_start_daemon(flags, 0, nullptr, nullptr, access, &s,
+    s.daemon.reset(mhd().start_daemon(flags, 0, nullptr, nullptr, access, &s,
                                     // First, so that nothing is printed during the start either.
                                     MHD_OPTION_EXTERNAL_LOGGER, quiet_log, nullptr,  //
                                     MHD_OPTION_LISTEN_SOCKET, listen_fd,             //
@@ -558,7 +558,7 @@ Server::~Server() {
         s.resume(c);
     }
     s.waiting.clear();
-    if (s.daemon) MHD_run(s.daemon.get());
+    if (s.daemon) mhd().run(s.daemon.get());
 }
 
 uint16_t Server::port() const {
@@ -575,7 +575,7 @@ void Server::run() {
 
 int Server::timeout_ms() const {
     MHD_UNSIGNED_LONG_LONG t = 0;
-    if (MHD_get_timeout(impl_->daemon.get(), &t) != MHD_YES) return -1;
+    if (mhd().get_timeout(impl_->daemon.get(), &t) != MHD_YES) return -1;
     return t > static_cast<MHD_UNSIGNED_LONG_LONG>(INT_MAX) ? INT_MAX : int(t);
 }
 
@@ -588,7 +588,7 @@ size_t Server::waiting() const {
 }
 
 size_t Server::connections() const {
-    const MHD_DaemonInfo* di = MHD_get_daemon_info(impl_->daemon.get(), MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    const MHD_DaemonInfo* di = mhd().get_daemon_info(impl_->daemon.get(), MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
     return di ? di->num_connections : 0;
 }
 

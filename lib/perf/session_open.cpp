@@ -96,6 +96,13 @@ Session::Device& Session::add_device(const ProfilerInfo& info, const Options& op
     // Where the events open: the attached tasks, or whole CPUs when there are none or the
     // profiler watches whole CPUs and selects the tasks by filter (SPEC §4.4.2).
     d.per_thread = per_thread_ && !d.plan.system_wide;
+    // The whole program, as perf record follows it: the events of -p's threads and of the
+    // command are inherited by every thread and process they create, at any time. A plan that
+    // follows tasks itself (--ptrace, task-state) gets its own events on them instead.
+    if (d.per_thread && !d.plan.follow && inherits(opt)) {
+        d.plan.inherit = true;
+        for (EventSpec& e : d.plan.events) e.attr.inherit = 1;
+    }
     d.ring_per_cpu = !d.per_thread || d.plan.inherit;
     // The kernel refuses to mmap an inherited event that is not bound to a CPU, so with
     // inherit the tasks are watched on every CPU, one ring per CPU (as perf record does).

@@ -62,15 +62,20 @@ Workload::Workload(const std::vector<std::string>& argv) : name_(argv.at(0)) {
         // Child: only async-signal-safe calls until exec.
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         ::prctl(PR_SET_NAME, "perf-exec");
-        sigset_t none;
-        sigemptyset(&none);
-        ::sigprocmask(SIG_SETMASK, &none, nullptr);
         ::unsetenv("HEAPCHECK");
+        // The stop signals stay blocked (as main() blocked them) while the child waits: a
+        // SIGINT sent to the whole process group during our start-up (timeout -s INT, Ctrl-C)
+        // must not kill the command before its events exist, which would fail the run. It
+        // stays pending and ends the command right after the release, while perf-prof, which
+        // received it too, stops and writes its outputs.
         char c;
         ssize_t n;
         do n = ::read(go_r.get(), &c, 1);
         while (n < 0 && errno == EINTR);
         if (n != 1) ::_exit(127);  // perf-prof gave up before enabling
+        sigset_t none;
+        sigemptyset(&none);
+        ::sigprocmask(SIG_SETMASK, &none, nullptr);
         ::execvp(args[0], args.data());
         int err = errno;
         (void)!::write(st_w.get(), &err, sizeof(err));

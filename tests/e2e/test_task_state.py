@@ -429,10 +429,10 @@ def test_ptrace_follows_threads_created_after_attach(pp, needs_root, workload):
     check_workers(only_table(out), 3, 3, 15, tids, unreported(out))
 
 
-def test_without_ptrace_new_threads_are_not_seen(pp, needs_root, workload):
+def test_no_inherit_new_threads_are_not_seen(pp, needs_root, workload):
     target = Bg([*CPU0, workload("spawner"), "2", "2", "10", "go"], stdin=subprocess.PIPE)
     target.wait_line(r"^ready$")
-    prof = pp.start_ready(["task-state", "--perins", "-p", str(target.pid), "-v"])
+    prof = pp.start_ready(["task-state", "--perins", "--no-inherit", "-p", str(target.pid), "-v"])
     assert tracer_of(target.pid) == 0
     target.p.stdin.write("go\n")
     target.p.stdin.flush()

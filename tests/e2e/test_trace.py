@@ -148,13 +148,15 @@ def test_several_e_are_joined_and_wildcards(pp, needs_root, workload):
 
 
 def test_inherit_follows_children(pp, needs_root, workload):
+    """A command's children are followed by default (as perf record does); --no-inherit keeps
+    to the command's own task; --inherit is still accepted."""
     wl = workload("syscalls")
-    out = ok(pp, ["-e", "syscalls:sys_enter_getpid", "--", wl, "fork", "300"])
+    for extra in ([], ["--inherit"]):
+        evs = parse(ok(pp, ["-e", "syscalls:sys_enter_getpid", *extra, "--", wl, "fork", "300"]))
+        assert len(evs) == 600
+        assert len({e.pid for e in evs}) == 2
+    out = ok(pp, ["-e", "syscalls:sys_enter_getpid", "--no-inherit", "--", wl, "fork", "300"])
     assert len(parse(out)) == 300
-    out = ok(pp, ["-e", "syscalls:sys_enter_getpid", "--inherit", "--", wl, "fork", "300"])
-    evs = parse(out)
-    assert len(evs) == 600
-    assert len({e.pid for e in evs}) == 2
 
 
 # --------------------------------------------------------------------------- ordering

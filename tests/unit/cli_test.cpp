@@ -102,7 +102,8 @@ TEST(OptionTable, GroupsAndLookups) {
     EXPECT_EQ(find_long("mmap"), nullptr);
     int negatable = 0;
     for (const auto& row : option_table()) negatable += row.negatable;
-    EXPECT_EQ(negatable, 2);
+    EXPECT_EQ(negatable, 3);
+    EXPECT_TRUE(option_row(Opt::Inherit).negatable);
     EXPECT_TRUE(option_row(Opt::UserCallchain).negatable);
     EXPECT_TRUE(option_row(Opt::KernelCallchain).negatable);
 }
@@ -471,8 +472,8 @@ TEST(Parse, ProfileOwnOptionErrors) {
               "option `than' expects a percentage from 0 to 100, got 101 (see 'perf-prof profile -h')");
     EXPECT_EQ(err({"trace", "--prio", "1"}),
               "option `prio' is not usable with trace (see 'perf-prof trace -h')");
-    EXPECT_EQ(err({"signal", "--inherit"}),
-              "option `inherit' is not usable with signal (see 'perf-prof signal -h')");
+    EXPECT_EQ(err({"signal", "--overwrite"}),
+              "option `overwrite' is not usable with signal (see 'perf-prof signal -h')");
 }
 
 TEST(Parse, MissingValue) {
@@ -616,6 +617,9 @@ TEST(Help, ProfilerHelpGolden) {
         "  -t, --tids <tid,...>          attach to these threads\n"
         "      --cgroups <cgroup,...>    attach to these perf_event cgroups: names, or\n" +
         pad + "regular expressions matched against their paths\n" +
+        "      --inherit                 follow the threads and processes that the tasks of -p\n" + pad +
+        "or the command create (the default; with -t: only\n" + pad +
+        "when given); --no-inherit: only the tasks at start\n" +
         "      --watermark <0-100>       wake up when a ring buffer is this percent full\n" + pad +
         "(0: on every event)\n" +
         "  -i, --interval <ms>           period in ms of the tick that flushes the ring\n" + pad +
