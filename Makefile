@@ -274,6 +274,14 @@ bench: deps
 	/usr/bin/python3 bench/serve_bench.py --perf-prof ./perf-prof --target $(BUILD)/workloads/hotab
 	/usr/bin/python3 bench/heap_bench.py --perf-prof ./perf-prof
 
+# Ten minutes of trace, profile -g, task-state, multi-trace and kmemleak at once under load: each
+# one's RSS every 30 s, flat after the first minute (bench/soak.py; not part of bench).
+.PHONY: soak
+soak: deps
+	@$(MAKE) --no-print-directory all $(BUILD)/bench/pingpong
+	/usr/bin/python3 bench/soak.py --perf-prof ./perf-prof --pingpong $(BUILD)/bench/pingpong \
+	    --family $(BUILD)/workloads/family
+
 $(BUILD)/bench/%: bench/%.c bench/load.h
 	@mkdir -p $(dir $@)
 	@echo "  BENCH    $@"
