@@ -147,7 +147,12 @@ void throw_open_error(int err, const std::string& what, const perf_event_attr& a
             hint = "another tool holds this PMU exclusively";
             break;
         case EINVAL:
-            hint = "the kernel rejected the event attributes (sample type or flags unsupported)";
+            // Before Linux 6.12 an inherited event could not read its counter into samples.
+            if (attr.inherit && (attr.sample_type & PERF_SAMPLE_READ))
+                hint = "this kernel cannot follow new tasks with this event (inherit with "
+                       "PERF_SAMPLE_READ needs Linux 6.12); add --no-inherit";
+            else
+                hint = "the kernel rejected the event attributes (sample type or flags unsupported)";
             break;
         default:
             break;
