@@ -209,7 +209,7 @@ FUZZ_HDRS     := include/perf-prof/error.h lib/core/parse.h lib/event/event_spec
 fuzz-build: $(FUZZ_BINS)
 # Each fuzzer is linked from its harness and only the sources it exercises.
 build/fuzz/event_spec_fuzz: lib/event/event_spec.cpp lib/core/parse.cpp
-build/fuzz/expr_fuzz: filter/expr.cpp filter/expr_eval.cpp
+build/fuzz/expr_fuzz: filter/expr.cpp filter/expr_eval.cpp filter/printf_format.cpp filter/printf_format.h
 # lib/sym/object.cpp: an object's symbols (demangled) and its call-frame information.
 SYM_OBJECT    := lib/sym/object.cpp lib/sym/file_block.cpp lib/sym/demangle.cpp lib/unwind/cfi_table.cpp \
                  lib/sym/object.h lib/unwind/cfi_table.h

@@ -601,8 +601,10 @@ private:
         if (!sig) fail(pos, "undefined function '" + name + "'");
         next();  // '('
         std::vector<int32_t> args;
+        std::vector<size_t> at;  // where each argument starts, for messages
         if (!is(")")) {
             while (true) {
+                at.push_back(tok_.pos);
                 args.push_back(parse_assign());
                 if (!is(",")) break;
                 next();
@@ -613,6 +615,8 @@ private:
             fail(pos, "wrong number of arguments to " + name);
         if ((sig->fn == Fn::Printf || sig->fn == Fn::System) && !is_cstr(T(args[0])))
             fail(pos, name + " format must be char *");
+        int32_t format = -1;
+        if (sig->fn == Fn::Printf || sig->fn == Fn::System) format = check_format(name, args, at);
         if (sig->fn == Fn::Strncmp && (!is_cstr(T(args[0])) || !is_cstr(T(args[1]))))
             fail(pos, "strncmp arguments must be char *");
         if (sig->fn == Fn::Ksymbol) prog_.uses_ksymbol_ = true;
@@ -622,8 +626,32 @@ private:
         n.type = sig->ret;
         n.a = int32_t(prog_.args_.size());
         n.imm = int64_t(args.size());
+        n.b = format;
         prog_.args_.insert(prog_.args_.end(), args.begin(), args.end());
         return add(n);
+    }
+
+    // The format of printf()/system() must be a literal: checked here against the arguments, it
+    // is formatted one conversion at a time at run time (printf_format.h). Returns its index.
+    int32_t check_format(const std::string& name, const std::vector<int32_t>& args, const std::vector<size_t>& at) {
+        if (N(args[0]).op != Op::Str)
+            fail(at[0], name + " format must be a string literal (one computed at run time cannot be checked)");
+        printf_format::Format f;
+        size_t off = 0;
+        std::string msg = printf_format::parse(prog_.strings_[size_t(N(args[0]).imm)].c_str(), f, &off);
+        if (!msg.empty()) fail(at[0], name + " format: " + msg);
+        std::vector<printf_format::Arg> classes;
+        for (size_t k = 1; k < args.size(); ++k) {
+            Type t = T(args[k]);
+            classes.push_back(!t.ptr        ? printf_format::Arg::Integer
+                              : is_cstr(t) ? printf_format::Arg::String
+                                           : printf_format::Arg::Pointer);
+        }
+        size_t bad = 0;
+        msg = printf_format::check(f, classes, &bad);
+        if (!msg.empty()) fail(bad + 1 < at.size() ? at[bad + 1] : at[0], name + " format: " + msg);
+        prog_.formats_.push_back(std::move(f));
+        return int32_t(prog_.formats_.size() - 1);
     }
 
     std::string_view src_;

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "filter/printf_format.h"
 #include "perf-prof/error.h"
 #include "perf-prof/sample.h"
 
@@ -133,7 +134,7 @@ struct Node {
     bool uns = false;  // comparisons, / % >>: unsigned flavour
     bool dyn_string = false;
     int64_t imm = 0;                 // literal, field offset, pointer scale, string pool index, arg count
-    int32_t a = -1, b = -1, c = -1;  // children; Call: a = first index into args_
+    int32_t a = -1, b = -1, c = -1;  // children; Call: a = first index into args_, b = format
 };
 }  // namespace detail
 
@@ -180,6 +181,7 @@ private:
     std::vector<detail::Node> nodes_;
     std::vector<int32_t> args_;
     std::deque<std::string> strings_;  // deque: c_str() stays put while literals are added
+    std::vector<printf_format::Format> formats_;  // of printf() and system(), checked
     int32_t root_ = 0;
     uint32_t min_size_ = 0;  // bytes the referenced fields need; shorter records are padded
     bool writes_ = false;    // assignment/++/--/& present: evaluate on a private copy

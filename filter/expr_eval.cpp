@@ -272,16 +272,12 @@ int64_t Program::ev(int32_t i, State& s) const {
             switch (n.fn) {
                 case Fn::Printf: {
                     FILE* out = s.ctx->out ? s.ctx->out : stdout;
-                    // Every argument is passed as a 64-bit integer; on LP64 ABIs %d/%ld/%s/%p all read it.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-#pragma GCC diagnostic ignored "-Wformat-security"
-                    return std::fprintf(out, cstr(v[0]), v[1], v[2], v[3], v[4], v[5], v[6]);
+                    return printf_format::format(formats_[size_t(n.b)], std::span(v + 1, size_t(n.imm - 1)), out);
                 }
                 case Fn::System: {
                     char cmd[4096];
-                    int len = std::snprintf(cmd, sizeof cmd, cstr(v[0]), v[1], v[2], v[3], v[4], v[5], v[6]);
-#pragma GCC diagnostic pop
+                    int len = printf_format::format(formats_[size_t(n.b)], std::span(v + 1, size_t(n.imm - 1)), cmd,
+                                                    sizeof cmd);
                     if (len < 0 || size_t(len) >= sizeof cmd) return -1;
                     std::fflush(nullptr);  // keep our buffered output ahead of the child's
                     return std::system(cmd);

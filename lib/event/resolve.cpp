@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "core/fd.h"
+#include "event/merged_events.h"
 #include "perf-prof/error.h"
 #include "perf-prof/profiler.h"
 #include "sym/object.h"
@@ -311,6 +312,16 @@ Resolved resolve_event(const EventItem& item, tep::Tep& tep, const std::vector<s
                 resolve_tracepoint(r, tep);
                 return r;
             }
+            if (const MergedEvent* m = merged_event(item.sys, item.name);
+                m && tracepoint_exists(item.sys, std::string(m->name))) {
+                r.item = as_merged(item, *m);
+                resolve_tracepoint(r, tep);
+                const std::vector<filter::Field>& f = r.fields;
+                if (std::none_of(f.begin(), f.end(), [&](const filter::Field& x) { return x.name == m->field; }))
+                    not_found(item);
+                r.merged_from = item.sys + ":" + item.name;
+                return r;
+            }
             std::string whole = item.sys + ":" + item.name;
             // §2.3 step 4 is for profilers whose name is the whole "A:B" (upstream's
             // bpf:kvm-exit). "signal:typo" is a typo, not the signal profiler: not found.
@@ -345,8 +356,14 @@ std::vector<Resolved> resolve_event_list(std::string_view list, tep::Tep& tep, i
     }
     std::vector<std::string> profilers = profiler_names();
     std::vector<Resolved> out;
-    for (const EventItem& item : parse_event_list(text, profilers))
+    for (const EventItem& item : parse_event_list(text, profilers)) {
         out.push_back(resolve_event(item, tep, profilers));
+        const Resolved& r = out.back();
+        // A note, not a warning: the old name works; stderr stays for real problems.
+        if (verbose > 0 && !r.merged_from.empty())
+            std::printf("%s is %s:%s/%s/ on this kernel\n", r.merged_from.c_str(), r.item.sys.c_str(),
+                        r.item.name.c_str(), r.item.filter.c_str());
+    }
     return out;
 }
 

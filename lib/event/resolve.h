@@ -26,13 +26,17 @@ struct Resolved {
     tep_event* tp = nullptr;  // tracepoint format (nullptr for probes); owned by the Tep, lives as long
     std::vector<filter::Field> fields;  // every field incl. common_*, as §2.7.3 describes
     std::string format;  // the tracefs `format` file text, or the synthetic probe format of §1.10 step 4
+    // "kmem:kmalloc_node" when the kernel lacks that event and `item` names the one it was merged
+    // into, filtered (event/merged_events.h); empty otherwise.
+    std::string merged_from;
 };
 
 // §2.4 wildcard expansion against tep::tracepoint_list() (with verbose > 0 printed on stdout as
 // "Wildcard expansion: '{before}' -> '{after}'"), §2.2 parse with the registered profiler names
 // (perfprof::all_profilers()), §2.3 resolution of every item, in list order. Throws
 // perfprof::Error with the SPEC §11 texts ("{sys}:{name} not found", "profiler {name} not found",
-// "No events matching pattern '{p}'", ...).
+// "No events matching pattern '{p}'", ...). An event older kernels had, merged since, resolves to
+// its merged event (with verbose > 0 a note on stdout says so).
 std::vector<Resolved> resolve_event_list(std::string_view list, tep::Tep& tep, int verbose);
 
 // §2.3 for one parsed item. `profilers` are the registered names (a profiler candidate that is

@@ -365,17 +365,24 @@ TEST(Expr, Glob) {
     EXPECT_FALSE(glob_match("abc", "ab"));
 }
 
-TEST(Expr, Functions) {
+// What src's printf() calls print on the fixture's record, and src's value in *value.
+std::string printed(std::string_view src, int64_t* value) {
     Fixture fx;
     char buf[256] = {};
     FILE* f = fmemopen(buf, sizeof buf, "w");
-    ASSERT_NE(f, nullptr);
+    EXPECT_NE(f, nullptr);
     EvalContext c = fx.ctx();
     c.out = f;
-    Program p = compile("printf(\"%d->%s %lx\\n\", prev_pid, prev_comm, u32)", fx.f);
-    EXPECT_EQ(p.eval(c), 18);
+    *value = compile(src, fx.f).eval(c);
     std::fclose(f);
-    EXPECT_STREQ(buf, "42->bash fffffff0\n");
+    return buf;
+}
+
+TEST(Expr, Functions) {
+    Fixture fx;
+    int64_t v = 0;
+    EXPECT_EQ(printed("printf(\"%d->%s %lx\\n\", prev_pid, prev_comm, u32)", &v), "42->bash fffffff0\n");
+    EXPECT_EQ(v, 18);
 
     EXPECT_EQ(ev("ntohl(0x01020304)"), 0x04030201);
     EXPECT_EQ(ev("ntohs(0x0102)"), 0x0201);
@@ -490,4 +497,45 @@ TEST(ExprErrors, NestingLimit) {
     for (int i = 0; i < 10000; i++) chain += "+1";
     EXPECT_EQ(err(chain).message(), "expression nested too deeply");
     EXPECT_EQ(compile(std::string(100, '(') + "1" + std::string(100, ')'), {}).eval({}), 1);
+}
+
+// Issue 24: a printf()/system() format reached the C library unchecked; `%s[%f]` on an int
+// crashed the run. The format is checked against the arguments' types at compile time.
+TEST(ExprErrors, PrintfFormatChecked) {
+    CompileError e = err("printf(\"%s[%f] -> %s\\n\", prev_comm, prev_pid, prev_comm)");
+    EXPECT_EQ(e.message(), "printf format: '%f' needs a floating-point value: expressions have only integers");
+    EXPECT_EQ(e.column(), 7u);  // the format
+    e = err("printf(\"%s[%s]\\n\", prev_comm, prev_pid)");
+    EXPECT_NE(e.message().find("'%s' needs a string (char *), argument 2 is an integer"), std::string::npos);
+    EXPECT_EQ(e.column(), 30u);  // prev_pid
+    e = err("printf(\"%d\\n\", prev_comm)");
+    EXPECT_NE(e.message().find("'%d' needs an integer, argument 1 is a string"), std::string::npos);
+    EXPECT_NE(err("printf(\"%d %d\", prev_pid)").message().find("reads 2 arguments, 1 given"), std::string::npos);
+    EXPECT_NE(err("printf(\"%d\", 1, 2)").message().find("reads 1 argument, 2 given"), std::string::npos);
+    EXPECT_NE(err("printf(\"%n\", &prev_pid)").message().find("'%n' writes to memory"), std::string::npos);
+    EXPECT_NE(err("printf(\"%s\", arr)").message().find("argument 1 is a pointer"), std::string::npos);
+    EXPECT_NE(err("printf(\"%*s\", prev_comm, prev_comm)").message().find("width needs an integer"),
+              std::string::npos);
+    EXPECT_NE(err("system(\"kill %s\", prev_pid)").message().find("system format: '%s' needs a string"),
+              std::string::npos);
+    // A format computed at run time cannot be checked: refused.
+    e = err("printf(prev_comm)");
+    EXPECT_NE(e.message().find("printf format must be a string literal"), std::string::npos);
+    err("printf(prev_pid ? \"%d\" : \"%s\", prev_pid)");
+    err("system(name)");
+    // Casts make the intent explicit and pass.
+    Fixture fx;
+    compile("printf(\"%lx %p %p\", (long)prev_comm, prev_comm, arr)", fx.f);
+}
+
+TEST(Expr, PrintfFormatsEachConversion) {
+    int64_t v = 0;
+    EXPECT_EQ(printed("printf(\"%s[%d] %hhd %u \", prev_comm, prev_pid, sc, s16),"
+                      "printf(\"%-*s| %.3s %c %%\\n\", 12, name, other, 'x')",
+                      &v),
+              "bash[42] -3 4294967291 java-thread | kwo x %\n");
+    EXPECT_EQ(v, 22);  // the second printf: "java-thread | kwo x %\n"
+    EXPECT_EQ(ev("system(\"exit %d\", 3) >> 8"), 3);
+    EXPECT_EQ(ev("system(\"test %s = bash\", prev_comm)"), 0);
+    EXPECT_EQ(ev("system(\"%4096d\", 1)"), -1);  // over the 4095 characters of a command
 }
