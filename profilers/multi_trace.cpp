@@ -1,7 +1,7 @@
 // multi-trace: the latency (or pairing, memory, syscall statistics) between the events of
 // successive -e positions, correlated by a key (SPEC §4.6). This file builds the positions,
-// pairs and keys, and runs the backup / find-previous algorithm of §4.6.3 with its loss
-// handling (§4.6.12); what a pair means is the implementation's (lib/pairing/), and
+// pairs and keys and feeds the samples to the backup / find-previous algorithm of §4.6.3
+// (lib/pairing/pairer); what a pair means is the implementation's (lib/pairing/), and
 // --detail's timeline is lib/pairing/timeline.
 #include <algorithm>
 #include <cstdio>
