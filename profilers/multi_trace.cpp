@@ -1,7 +1,7 @@
 // multi-trace: the latency (or pairing, memory, syscall statistics) between the events of
 // successive -e positions, correlated by a key (SPEC §4.6). This file builds the positions,
-// pairs and keys, and runs the backup / find-previous algorithm of §4.6.3 with its loss
-// handling (§4.6.12); what a pair means is the implementation's (lib/pairing/), and
+// pairs and keys and feeds the samples to the backup / find-previous algorithm of §4.6.3
+// (lib/pairing/pairer); what a pair means is the implementation's (lib/pairing/), and
 // --detail's timeline is lib/pairing/timeline.
 #include <algorithm>
 #include <cstdio>
@@ -9,20 +9,18 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "core/parse.h"
 #include "core/time.h"
 #include "event/planned_event.h"
 #include "event/resolve.h"
-#include "filter/record_field.h"
 #include "output/event_line.h"
 #include "pairing/model.h"
+#include "pairing/pairer.h"
 #include "pairing/timeline.h"
 #include "perf-prof/error.h"
 #include "perf-prof/profiler.h"
-#include "perf/sample_copy.h"
 #include "perf/tsc.h"
 #include "stack/stack_printer.h"
 
@@ -106,17 +104,6 @@ const OptionRow kOwnOptions[] = {
 std::shared_ptr<ProfilerOptions> make_options() {
     return std::make_shared<MultiTraceOptions>();
 }
-
-// A backed-up event1, by key (SPEC §4.6.3 step 4). Slots are kept when emptied, so that a key
-// seen again reuses its buffers; dead slots are swept when they outnumber the live ones.
-struct Backup {
-    bool live = false;
-    const pairing::TraceEvent* ev = nullptr;
-    perf::SampleCopy copy;                    // without --detail
-    pairing::Timeline::Node* node = nullptr;  // with --detail: pinned on the timeline
-    uint64_t time = 0;
-    int instance = -1;
-};
 
 class MultiTraceProfiler final : public Profiler {
 public:
@@ -207,11 +194,10 @@ public:
 
         // Pairs (SPEC §4.6.1): adjacent positions, and last → first with --cycle.
         const size_t n = positions.size();
-        planned_ = p.events.size();
-        pair_of_.assign(planned_ * planned_, -1);
+        pairer_ = std::make_unique<pairing::Pairer>(env_, p.events.size());
         for (size_t k = 0; k + 1 < n + (cycle_ ? 1 : 0); k++)
             for (pairing::TraceEvent* a : positions[k])
-                for (pairing::TraceEvent* b : positions[(k + 1) % n]) add_pair(a, b);
+                for (pairing::TraceEvent* b : positions[(k + 1) % n]) pairer_->add_pair(a, b);
         for (size_t k = 0; k < n; k++)
             for (pairing::TraceEvent* t : positions[k]) {
                 t->need_find_prev = k != 0 || cycle_;
@@ -277,7 +263,11 @@ public:
         // the vector's buffer moves with the plan to the session, so the pointers stay valid.
         for (pairing::TraceEvent* t : by_index_) t->spec = &p.events[size_t(t->index)];
         impl_ = make_impl();
-        setup_wakeup_trick(p);
+        pairer_->start(by_index_, p, *impl_, timeline_.get(), keyed_, opt.order);
+        if (pairer_->trick()) {
+            std::printf("Trick: Enable userland unnecessary detection of sched:sched_wakeup events.\n");
+            std::fflush(stdout);
+        }
 
         // 1 MiB a CPU (2 with stacks), woken at half: a 300k events/s storm is read without
         // loss (SPEC's 64 pages lose events under it, as trace's did).
@@ -309,41 +299,30 @@ public:
     void lost(const LostRange& l) noexcept override {
         // Pairs are decided in time order: what is still waiting on the timeline goes first.
         if (timeline_) drain_timeline(true);
-        const uint64_t last = std::max(newest_, l.start);
-        for (auto& [key, b] : backups_) {
-            if (!b.live) continue;
-            // Instance keys: only the instance that lost events (SPEC §4.6.12).
-            if (!keyed_ && b.instance != l.instance) continue;
-            drop(key, b, pairing::Remain::Lost, last);
-        }
-        if (ctx_.options().order) {
-            lost_start_ = l.start;
-            lost_end_ = std::max(l.end, l.start);
-        }
+        pairer_->lost(l, newest_);
     }
 
     void interval() override { impl_->report(); }
 
     void finish() override {
         if (timeline_) drain_timeline(true);
-        for (auto& [key, b] : backups_)
-            if (b.live) drop(key, b, pairing::Remain::Exit, newest_);
+        pairer_->finish(newest_);
         impl_->report();
+        pairer_->notes(ctx_.out(), by_thread_);
         impl_->finish();
     }
 
     void sigusr1() override {
         std::string now;
         core::append_wall(core::realtime_now_ns(), now);
-        size_t bytes = 0;
-        for (const auto& [key, b] : backups_) bytes += b.copy.bytes();
-        std::printf("%s\nmulti-trace\n  backups: %zu (%zu slots, %zu bytes)\n", now.c_str(), live_,
-                    backups_.size(), bytes);
+        std::printf("%s\nmulti-trace\n  backups: %zu (%zu slots, %zu bytes)\n", now.c_str(), pairer_->live(),
+                    pairer_->slots(), pairer_->bytes());
         if (timeline_)
             std::printf("  timeline: %zu samples, %zu bytes (peak %zu samples); %llu event1s let go of it\n",
                         timeline_->nodes(), timeline_->bytes(), timeline_->peak_nodes(),
-                        (unsigned long long)unpinned_);
-        if (trick_) std::printf("  unnecessary wake-ups: %llu\n", (unsigned long long)unnecessary_);
+                        (unsigned long long)pairer_->unpinned());
+        if (pairer_->trick())
+            std::printf("  unnecessary wake-ups: %llu\n", (unsigned long long)pairer_->unnecessary());
         std::fflush(stdout);
     }
 
@@ -354,53 +333,11 @@ private:
         return khz ? ns / 1000 * khz / 1000 : ns;
     }
 
-    // Traced events only: they all have a planned event.
-    int& pair_slot(const pairing::TraceEvent* a, const pairing::TraceEvent* b) {
-        return pair_of_[size_t(a->index) * planned_ + size_t(b->index)];
-    }
-
-    void add_pair(const pairing::TraceEvent* a, const pairing::TraceEvent* b) {
-        int& slot = pair_slot(a, b);
-        if (slot >= 0) return;
-        slot = int(env_.pairs.size());
-        env_.pairs.push_back({slot, a, b});
-    }
-
     std::unique_ptr<pairing::Impl> make_impl() {
         if (impl_name_ == "pair") return pairing::make_pair(env_);
         if (impl_name_ == "kmemprof") return pairing::make_kmemprof(env_);
         if (impl_name_ == "syscalls") return pairing::make_syscalls(env_);
         return pairing::make_delay(env_);
-    }
-
-    // SPEC §4.6.3 step 6: a wake-up of the waker itself, or of the task already running on
-    // the target CPU, is never followed by a switch-in: not backed up.
-    void setup_wakeup_trick(const EventPlan& p) {
-        for (const pairing::TraceEvent* t : by_index_) {
-            const EventSpec& e = p.events[size_t(t->index)];
-            if (e.sys != "sched") continue;
-            if (e.name == "sched_wakeup" && !t->untraced && t->need_backup) {
-                wakeup_index_ = t->index;
-                wake_pid_ = filter::RecordField::integer(e.fields, "pid");
-                wake_cpu_ = filter::RecordField::integer(e.fields, "target_cpu");
-                common_pid_ = filter::RecordField::integer(e.fields, "common_pid");
-            } else if (e.name == "sched_switch" && e.filter.empty() && switch_index_ < 0) {
-                switch_index_ = t->index;
-                next_pid_ = filter::RecordField::integer(e.fields, "next_pid");
-            }
-        }
-        if (wakeup_index_ < 0) return;
-        trick_ = true;
-        std::printf("Trick: Enable userland unnecessary detection of sched:sched_wakeup events.\n");
-        std::fflush(stdout);
-    }
-
-    bool unnecessary_wakeup(const Sample& s) {
-        const int64_t pid = wake_pid_.read_or(s.raw, s.raw_size, -1);
-        if (pid == common_pid_.read_or(s.raw, s.raw_size, -1)) return true;
-        if (switch_index_ < 0) return false;
-        const int64_t cpu = wake_cpu_.read_or(s.raw, s.raw_size, -1);
-        return cpu >= 0 && size_t(cpu) < running_.size() && running_[size_t(cpu)] == pid && pid > 0;
     }
 
     const pairing::TraceEvent* event_of(const Sample& s) const {
@@ -432,95 +369,14 @@ private:
     // Every tenth of the horizon: event1s older than the horizon let go of the timeline.
     void unpin_stale() {
         next_unpin_ = newest_ + horizon_ / 10;
-        for (auto& [key, b] : backups_) {
-            if (!b.live || !b.node || b.time + horizon_ > newest_) continue;
-            b.copy.assign(pairing::Timeline::sample(b.node));
-            timeline_->unpin(b.node);
-            b.node = nullptr;
-            ++unpinned_;
-        }
+        pairer_->unpin_older(newest_, horizon_);
     }
 
-    // SPEC §4.6.3 steps 2-4 for one traced sample.
+    // SPEC §4.6.3 step 2 for one traced sample; the pairer does the rest.
     void process(const pairing::TraceEvent& te, const Sample& s, uint64_t key,
                  pairing::Timeline::Node* node) {
-        if (s.event_index == switch_index_ && switch_index_ >= 0) {
-            const int64_t next = next_pid_.read_or(s.raw, s.raw_size, -1);
-            if (s.cpu != UINT32_MAX) {
-                if (s.cpu >= running_.size()) running_.resize(s.cpu + 1, -1);
-                running_[s.cpu] = next;
-            }
-        }
-        int64_t role = 3;
-        if (te.role) {
-            role = te.role->eval(filter::sample_context(s, ctx_.eval_hooks()));
-        }
-        // Inside a loss window neither half is trusted; at its start a sample may still end a
-        // pair but is not kept (SPEC §4.6.12).
-        bool in_loss = false, at_loss = false;
-        if (lost_end_) {
-            if (s.time >= lost_end_) {
-                lost_start_ = lost_end_ = 0;
-            } else if (s.time > lost_start_) {
-                in_loss = true;
-            } else if (s.time == lost_start_) {
-                at_loss = true;
-            }
-        }
-        if (te.need_find_prev && (role & 2) && !in_loss) {
-            auto it = backups_.find(key);
-            if (it != backups_.end() && it->second.live) {
-                Backup& b = it->second;
-                if (b.time <= s.time) {
-                    const int p = pair_slot(b.ev, &te);
-                    if (p >= 0) {
-                        const Sample prev = b.node ? pairing::Timeline::sample(b.node) : b.copy.sample();
-                        impl_->two(env_.pairs[size_t(p)], prev, s, key);
-                    }
-                }
-                release(b);
-            }
-        }
-        if (!te.need_backup || !(role & 1) || in_loss || at_loss) return;
-        if (s.event_index == wakeup_index_ && unnecessary_wakeup(s)) {
-            ++unnecessary_;
-            return;
-        }
-        Backup& b = backups_[key];
-        if (b.live) {
-            if (b.time > s.time) return;  // out of order: the newer one stays
-            release(b);                   // replaced: the older one is dropped unpaired
-        }
-        b.live = true;
-        b.ev = &te;
-        b.time = s.time;
-        b.instance = s.instance;
-        if (node) {
-            b.node = node;
-            timeline_->pin(node);
-        } else {
-            b.copy.assign(s);
-        }
-        ++live_;
-        if (backups_.size() > 4096 && backups_.size() > 4 * live_) sweep();
-    }
-
-    void release(Backup& b) {
-        if (b.node) timeline_->unpin(b.node);
-        b.node = nullptr;
-        b.live = false;
-        --live_;
-    }
-
-    void drop(uint64_t key, Backup& b, pairing::Remain why, uint64_t last) {
-        const Sample s = b.node ? pairing::Timeline::sample(b.node) : b.copy.sample();
-        impl_->remaining(s, key, why, last);
-        release(b);
-    }
-
-    void sweep() {
-        for (auto it = backups_.begin(); it != backups_.end();)
-            it = it->second.live ? std::next(it) : backups_.erase(it);
+        const int64_t role = te.role ? te.role->eval(filter::sample_context(s, ctx_.eval_hooks())) : 3;
+        pairer_->process(te, s, key, role, node);
     }
 
     Context& ctx_;
@@ -533,25 +389,13 @@ private:
     std::unique_ptr<filter::Program> printkey_;
     std::vector<pairing::TraceEvent*> by_index_;  // per planned event
     std::vector<pairing::TraceEvent*> nested_;    // nested profilers, plan order
-    size_t planned_ = 0;
-    std::vector<int> pair_of_;  // [ev1 index * planned + ev2 index] -> pair id, -1 = none
     std::unique_ptr<stack::Printer> printer_;
     std::unique_ptr<pairing::Timeline> timeline_;
     std::unique_ptr<pairing::Impl> impl_;
 
-    std::unordered_map<uint64_t, Backup> backups_;
-    size_t live_ = 0;
+    std::unique_ptr<pairing::Pairer> pairer_;
     uint64_t newest_ = 0;
     uint64_t horizon_ = 0, next_unpin_ = 0;  // --detail: how long an event1 may hold the timeline
-    uint64_t unpinned_ = 0;
-    uint64_t lost_start_ = 0, lost_end_ = 0;
-
-    // The wake-up trick.
-    bool trick_ = false;
-    int wakeup_index_ = -1, switch_index_ = -1;
-    filter::RecordField wake_pid_, wake_cpu_, common_pid_, next_pid_;
-    std::vector<int64_t> running_;  // per CPU: the task switched in last
-    uint64_t unnecessary_ = 0;
 };
 
 std::unique_ptr<Profiler> create(Context& ctx) {

@@ -3,8 +3,6 @@
 // with the long waits shown as they end (SPEC §4.4).
 #include <algorithm>
 #include <array>
-#include <cerrno>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -24,6 +22,7 @@
 #include "perf-prof/profiler.h"
 #include "perf/sample_copy.h"
 #include "perf/tsc.h"
+#include "sched/task_states.h"
 #include "stack/flame_graph.h"
 #include "stack/pprof_stacks.h"
 #include "stack/stack_outputs.h"
@@ -69,44 +68,6 @@ std::shared_ptr<ProfilerOptions> make_options() {
     return std::make_shared<TaskStateOptions>();
 }
 
-// ---- the state model (SPEC §4.4.1) ----
-
-// SPEC's R is both "on a CPU" and "runnable, waiting for one"; kept apart here, so that a
-// switch-in seen twice (a switch-out the kernel never reported, as for some VM agent threads)
-// is not taken for a run delay, nor waiting time for running time.
-constexpr uint64_t kRunning = 0;         // prev_state of a task switched out runnable
-constexpr uint64_t kRunnable = 0x20000;  // woken or preempted: waiting for a CPU (RD)
-constexpr uint64_t kOnCpu = 0x40000;     // switched in (R)
-constexpr uint64_t kInterruptible = 1, kUninterruptible = 2, kStopped = 4, kTraced = 8;
-constexpr uint64_t kIdle = 0x80;         // TASK_REPORT_IDLE
-constexpr uint64_t kDead = 16 | 32;      // EXIT_DEAD | EXIT_ZOMBIE
-constexpr uint64_t kPreempted = 0x100;   // TASK_REPORT_MAX: switched out while runnable
-constexpr uint64_t kKillableOld = 0x82;  // D on kernels that reported TASK_WAKEKILL
-constexpr uint64_t kStateMask = 0xff;
-constexpr uint64_t kUnknown = 0x10000;  // a record made by a wake-up: its state before is unknown
-
-// Table rows, in print order.
-enum Row { kR, kS, kD, kT, kt, kI, kRD, kRows };
-constexpr const char* kRowName[kRows] = {"R ", "S ", "D ", "T ", "t ", "I ", "RD"};
-
-int row_of(uint64_t state) {
-    switch (state) {
-        case kInterruptible:
-            return kS;
-        case kUninterruptible:
-        case kKillableOld:
-            return kD;
-        case kStopped:
-            return kT;
-        case kTraced:
-            return kt;
-        case kIdle:
-            return kI;
-        default:
-            return -1;  // combined or other values: not reported
-    }
-}
-
 // What a planned event stands for.
 enum class Role : uint8_t { Switch, SwitchPrev, SwitchNext, Wakeup, WakeupNew };
 
@@ -121,15 +82,10 @@ int64_t read_int(const Sample& s, const filter::RecordField& f) {
     return f.read_or(s.raw, s.raw_size, -1);
 }
 
-struct Task {
-    uint64_t state = kUnknown;
-    uint64_t time = 0;
-    std::unique_ptr<perf::SampleCopy> start;  // with --than: the event that began `state`
-};
-
+using sched::kRows;
 using Rows = std::array<output::LatencyDist, kRows>;
 
-class TaskStateProfiler final : public Profiler {
+class TaskStateProfiler final : public Profiler, public sched::Sink {
 public:
     explicit TaskStateProfiler(Context& ctx) : ctx_(ctx) {}
 
@@ -150,11 +106,11 @@ public:
         // Reportable sleeps (SPEC §4.4.1), as rows: all of them, less S with
         // --no-interruptible; with -S/-D only those (the kernel filter passes nothing else).
         if (sd_) {
-            reportable_ =
-                (own.interruptible.value_or(false) ? 1u << kS : 0) | (own.uninterruptible ? 1u << kD : 0);
+            reportable_ = (own.interruptible.value_or(false) ? 1u << sched::kS : 0) |
+                          (own.uninterruptible ? 1u << sched::kD : 0);
         } else {
-            reportable_ = 1u << kD | 1u << kT | 1u << kt | 1u << kI;
-            if (own.interruptible.value_or(true)) reportable_ |= 1u << kS;
+            reportable_ = 1u << sched::kD | 1u << sched::kT | 1u << sched::kt | 1u << sched::kI;
+            if (own.interruptible.value_or(true)) reportable_ |= 1u << sched::kS;
         }
 
         call_graph_ = opt.call_graph;
@@ -167,12 +123,17 @@ public:
         wake_pid_ = field_of(wk, "pid");
 
         // Modes (SPEC §4.4.2): 0 everything; 1 the selected tasks, both sides of a switch
-        // apart; 2 S/D sleeps of everyone; 3 S/D sleeps of the selected tasks.
+        // apart; 2 S/D sleeps of everyone; 3 S/D sleeps of the selected tasks, and (unlike
+        // SPEC's) their switch-ins, so that a sleep whose wake-up the kernel did not report
+        // ends at its switch-in; everyone's switch-ins would cost mode 2 every switch.
         EventPlan p;
         state_ = state_filter(own);
         if (!sd_ && !filtered_) add(p, sw, Role::Switch);
         if (sd_ || filtered_) add(p, sw, Role::SwitchPrev);
-        if (!sd_ && filtered_) add(p, sw, Role::SwitchNext);
+        if (filtered_) add(p, sw, Role::SwitchNext);
+        switch_ins_ = !sd_ || filtered_;
+        states_ = std::make_unique<sched::TaskStates>(
+            sched::TaskStates::Config{sd_, reportable_, threshold_ != 0}, *this);
         add(p, wk, Role::Wakeup);
         if (!sd_) add(p, tep.event("sched", "sched_wakeup_new"), Role::WakeupNew);
         for (size_t e = 0; e < p.events.size(); e++)
@@ -233,8 +194,7 @@ public:
 
     void lost(const LostRange& l) noexcept override {
         // State is unknown across a loss: start over after it (SPEC §4.4.6).
-        for (auto& [tid, t] : tasks_) release(t);
-        tasks_.clear();
+        states_->clear();
         ignore_until_ = std::max(ignore_until_, l.end ? l.end : l.start);
     }
 
@@ -251,11 +211,9 @@ public:
     void sigusr1() override {
         std::string now;
         core::append_wall(core::realtime_now_ns(), now);
-        size_t mem = 0;
-        for (const auto& [tid, t] : tasks_)
-            if (t.start) mem += t.start->bytes();
         std::printf("%s\ntask-state\n  copied: %llu\n  freed: %llu\n  mem_bytes: %zu\n  tasks %zu\n",
-                    now.c_str(), (unsigned long long)copied_, (unsigned long long)freed_, mem, tasks_.size());
+                    now.c_str(), (unsigned long long)states_->copied(), (unsigned long long)states_->freed(),
+                    states_->copy_bytes(), states_->tasks());
     }
 
 private:
@@ -335,110 +293,21 @@ private:
     }
 
     void switched_out(const Sample& s) {
-        const int64_t pid = read_int(s, prev_pid_);
-        if (pid <= 0) return;
-        const uint64_t state = uint64_t(read_int(s, prev_state_));
-        if (sd_) {
-            // Only S/D sleeps arrive; their wake-up ends the record, so a record still here
-            // is a sleep whose wake-up the kernel never reported.
-            auto [it, fresh] = tasks_.try_emplace(uint32_t(pid));
-            if (!fresh) ++unreported_;
-            begin(it->second, state & kStateMask, s);
-            return;
-        }
-        auto it = tasks_.find(uint32_t(pid));
-        if (it != tasks_.end() && it->second.state == kOnCpu)
-            account(uint32_t(pid), kR, s.time - it->second.time);
-        else if (it != tasks_.end() && row_of(it->second.state) >= 0)
-            ++unreported_;  // asleep, yet switched out again: its wake-up and switch-in were lost
-        if (state & kDead) {
-            if (it != tasks_.end()) {
-                release(it->second);
-                tasks_.erase(it);
-            }
-            return;
-        }
-        Task& t = it != tasks_.end() ? it->second : tasks_[uint32_t(pid)];
-        begin(t, state == kPreempted || state == kRunning ? kRunnable : state & kStateMask, s);
-        if (tasks_.size() > prune_at_) prune();
+        states_->switched_out(s, read_int(s, prev_pid_), uint64_t(read_int(s, prev_state_)));
     }
 
-    void switched_in(const Sample& s) {
-        const int64_t pid = read_int(s, next_pid_);
-        if (pid <= 0) return;
-        auto [it, fresh] = tasks_.try_emplace(uint32_t(pid));
-        Task& t = it->second;
-        if (!fresh && row_of(t.state) >= 0) ++unreported_;  // a sleep ended with no wake-up seen
-        if (!fresh && t.state == kRunnable) {
-            const uint64_t delay = s.time - t.time;
-            account(uint32_t(pid), kRD, delay);
-            if (threshold_ && delay > threshold_ && t.start && t.start->event)
-                print_block(uint32_t(pid), "RUNDELAY", delay, *t.start, s);
-        }
-        // Running from now; R intervals are never printed, so nothing is copied.
-        t.state = kOnCpu;
-        t.time = s.time;
-        if (t.start) t.start->event = nullptr;
-    }
+    void switched_in(const Sample& s) { states_->switched_in(s, read_int(s, next_pid_)); }
 
-    void woken(const Sample& s, bool fresh_task) {
-        const int64_t pid = read_int(s, wake_pid_);
-        if (pid <= 0) return;
-        auto it = tasks_.find(uint32_t(pid));
-        if (it == tasks_.end()) {
-            if (sd_) return;  // its sleep began before we looked
-            it = tasks_.try_emplace(uint32_t(pid)).first;
-            it->second.state = kUnknown;
-        }
-        Task& t = it->second;
-        const int row = row_of(t.state);
-        if (row >= 0 && (reportable_ >> row & 1)) {
-            const uint64_t slept = s.time - t.time;
-            account(uint32_t(pid), row, slept);
-            if (threshold_ && slept > threshold_ && t.start && t.start->event)
-                print_block(uint32_t(pid), "WAIT", slept, *t.start, s);
-        }
-        if (sd_) {
-            release(t);
-            tasks_.erase(it);
-            return;
-        }
-        // Runnable from now, unless it already was (a wake-up of a running task).
-        if (fresh_task || (t.state != kRunnable && t.state != kOnCpu)) begin(t, kRunnable, s);
-    }
+    void woken(const Sample& s, bool new_task) { states_->woken(s, read_int(s, wake_pid_), new_task); }
 
-    void begin(Task& t, uint64_t state, const Sample& s) {
-        t.state = state;
-        t.time = s.time;
-        if (!threshold_) return;
-        if (!t.start) t.start = std::make_unique<perf::SampleCopy>();
-        t.start->assign(s);
-        ++copied_;
-    }
-
-    void release(Task& t) {
-        if (t.start) ++freed_;
-        t.start.reset();
-    }
-
-    void account(uint32_t tid, int row, uint64_t ns) {
+    // An interval closed: into its row, and printed with its events past --than (SPEC §4.4.4).
+    void closed(uint32_t tid, int row, uint64_t ns, const perf::SampleCopy* start,
+                const Sample& end) override {
         Rows& rows = perins_ ? per_thread_[tid] : rows_;
         rows[size_t(row)].add(ns, threshold_);
         any_ = true;
-    }
-
-    // Records of tasks whose end we did not see (filtered names that renamed themselves, a
-    // loss): dropped when they no longer exist, checked whenever the table doubled.
-    void prune() {
-        for (auto it = tasks_.begin(); it != tasks_.end();) {
-            if (::kill(pid_t(it->first), 0) != 0 && errno == ESRCH) {
-                release(it->second);
-                it = tasks_.erase(it);
-            } else {
-                ++it;
-            }
-        }
-        prune_at_ = std::max<size_t>(4096, tasks_.size() * 2);
+        if (threshold_ && ns > threshold_ && row != sched::kR && start && start->event)
+            print_block(tid, row == sched::kRD ? "RUNDELAY" : "WAIT", ns, *start, end);
     }
 
     // ---- output ----
@@ -486,7 +355,7 @@ private:
             const output::LatencyDist& d = rows[size_t(r)];
             if (!d.calls) continue;
             std::snprintf(buf, sizeof buf, "%s %8llu %16.3f %12.3f %12.3f %12.3f %12.3f %12.3f\n",
-                          kRowName[r], (unsigned long long)d.calls, double(d.total) / 1000.0,
+                          sched::kRowName[r], (unsigned long long)d.calls, double(d.total) / 1000.0,
                           double(d.min) / 1000.0, d.sketch.quantile(0.50) / 1000.0,
                           d.sketch.quantile(0.95) / 1000.0, d.sketch.quantile(0.99) / 1000.0,
                           double(d.max) / 1000.0);
@@ -498,16 +367,21 @@ private:
     // SPEC §4.4.5, at each -i tick and at exit; rows are reset after printing.
     void print_table() {
         print_rows_table();
-        // Some kernels (this project's VM guest among them) drop a sched record now and then
-        // without a PERF_RECORD_LOST. A sleep whose wake-up never came cannot be measured:
-        // say how many there were rather than let the table look complete.
-        if (unreported_) {
+        // Some kernels (this project's VM guest among them) do not deliver a sched record now
+        // and then, with no PERF_RECORD_LOST: say how many sleeps that touched, so that the
+        // table is not taken for complete.
+        const uint64_t closed = states_->take_closed_at_switch_in(), unmeasured = states_->take_unmeasured();
+        if (closed)
             std::fprintf(ctx_.out(),
                          "task-state: %llu sleep%s ended without a wake-up record (not reported by "
-                         "the kernel); not counted\n",
-                         (unsigned long long)unreported_, unreported_ == 1 ? "" : "s");
-            unreported_ = 0;
-        }
+                         "the kernel); counted to the switch-in, run-queue wait included\n",
+                         (unsigned long long)closed, closed == 1 ? "" : "s");
+        if (unmeasured)
+            std::fprintf(ctx_.out(),
+                         "task-state: %llu sleep%s ended without a wake-up record (not reported by "
+                         "the kernel)%s; not counted\n",
+                         (unsigned long long)unmeasured, unmeasured == 1 ? "" : "s",
+                         switch_ins_ ? " nor a switch-in" : "");
     }
 
     void print_rows_table() {
@@ -555,14 +429,12 @@ private:
     uint64_t threshold_ = 0;
     std::vector<Role> roles_;
     filter::RecordField prev_pid_, prev_state_, next_pid_, wake_pid_;
-    std::unordered_map<uint32_t, Task> tasks_;
-    size_t prune_at_ = 4096;
+    bool switch_ins_ = false;  // switch-ins are watched: they end sleeps whose wake-up is missing
+    std::unique_ptr<sched::TaskStates> states_;
     uint64_t ignore_until_ = 0;  // end of the last loss window
     Rows rows_;
     std::unordered_map<uint32_t, Rows> per_thread_;  // --perins
     bool any_ = false;                               // a row has data since the last table
-    uint64_t copied_ = 0, freed_ = 0;
-    uint64_t unreported_ = 0;  // sleeps whose wake-up the kernel did not report, since the last table
     std::string line_;
     std::unique_ptr<stack::Printer> printer_;
     std::unique_ptr<stack::FlameGraph> flame_;

@@ -41,7 +41,10 @@ void HeatmapFile::close() {
     if (!out_) return;
     std::fclose(out_);
     out_ = nullptr;
-    if (!lines_) return;
+    if (!lines_) {
+        std::printf("Heat map: none, no pair (latencies: %s is empty)\n", lat_.c_str());
+        return;
+    }
     // Read back in chunks: the points are all the picture needs to hold.
     const flamegraph::LatFile lat = flamegraph::read_lat_file(lat_);
     if (lat.points.empty()) return;
