@@ -26,6 +26,16 @@ inline void append_uint(std::string& out, uint64_t v, int width = 0, char pad = 
     out.append(p, n);
 }
 
+// Appends v in decimal, with a '-' when negative.
+inline void append_int(std::string& out, int64_t v) {
+    if (v < 0) {
+        out += '-';
+        append_uint(out, uint64_t(0) - uint64_t(v));
+    } else {
+        append_uint(out, uint64_t(v));
+    }
+}
+
 // Appends `text` right-aligned (append_right) or left-aligned (append_left) in `width`
 // characters; a longer text is not cut.
 inline void append_right(std::string& out, std::string_view text, size_t width) {

@@ -12,39 +12,6 @@ namespace perfprof::tep {
 
 namespace {
 
-// libtraceevent reads a field as an unsigned number of its size (tep_read_number): a pid of
-// -1 prints as 4294967295 through the plugin's "%lld".
-uint64_t read_u(const uint8_t* p, FastInfo::Field f) {
-    switch (f.size) {
-        case 1:
-            return p[f.offset];
-        case 2: {
-            uint16_t v;
-            std::memcpy(&v, p + f.offset, 2);
-            return v;
-        }
-        case 4: {
-            uint32_t v;
-            std::memcpy(&v, p + f.offset, 4);
-            return v;
-        }
-        default: {
-            uint64_t v;
-            std::memcpy(&v, p + f.offset, 8);
-            return v;
-        }
-    }
-}
-
-void append_int(std::string& out, int64_t v) {
-    if (v < 0) {
-        out += '-';
-        core::append_uint(out, uint64_t(0) - uint64_t(v));
-    } else {
-        core::append_uint(out, uint64_t(v));
-    }
-}
-
 // The plugin prints a comm with "%.*s": up to its first NUL.
 void append_comm(std::string& out, const uint8_t* p, FastInfo::Field f) {
     const char* c = reinterpret_cast<const char*>(p + f.offset);
@@ -55,7 +22,7 @@ void append_comm(std::string& out, const uint8_t* p, FastInfo::Field f) {
 void append_task(std::string& out, const uint8_t* p, FastInfo::Field comm, FastInfo::Field pid) {
     append_comm(out, p, comm);
     out += ':';
-    core::append_uint(out, read_u(p, pid));
+    core::append_uint(out, read_field(p, pid));
 }
 
 // The plugin's state letters: one per bit of the low 8 bits, '|'-separated, else R (which it
@@ -122,7 +89,7 @@ void put_comm(std::vector<uint8_t>& r, FastInfo::Field f, std::string_view s) {
 
 FastInfo plan_fast_info(tep_event& ev) {
     FastInfo fi;
-    if (!ev.system || !ev.name || std::string_view(ev.system) != "sched") return fi;
+    if (!ev.system || !ev.name || std::string_view(ev.system) != "sched") return compile_print_fmt(ev);
     const std::string_view name = ev.name;
     if (name == "sched_switch") {
         if (take(ev, fi,
@@ -133,7 +100,7 @@ FastInfo plan_fast_info(tep_event& ev) {
         if (take(ev, fi, {"comm", "pid", "prio", "success", "target_cpu"}, 0b1, 3))
             fi.kind = FastInfo::Kind::SchedWakeup;
     }
-    if (fi.kind == FastInfo::Kind::None) fi.min_size = 0;
+    if (fi.kind == FastInfo::Kind::None) return compile_print_fmt(ev);
     return fi;
 }
 
@@ -146,30 +113,32 @@ bool render_fast_info(const FastInfo& fi, const void* raw, uint32_t size, std::s
             // "%s:%lld [%d] STATE ==> %s:%lld [%d]"
             append_task(out, p, f[0], f[1]);
             out += " [";
-            append_int(out, int32_t(uint32_t(read_u(p, f[2]))));
+            core::append_int(out, int32_t(uint32_t(read_field(p, f[2]))));
             out += "] ";
-            append_state(out, read_u(p, f[3]));
+            append_state(out, read_field(p, f[3]));
             out += " ==> ";
             append_task(out, p, f[4], f[5]);
             out += " [";
-            append_int(out, int32_t(uint32_t(read_u(p, f[6]))));
+            core::append_int(out, int32_t(uint32_t(read_field(p, f[6]))));
             out += ']';
             return true;
         case FastInfo::Kind::SchedWakeup:
             // "%s:%lld [%lld]", then " success=%lld" and " CPU:%03llu" where the fields exist.
             append_task(out, p, f[0], f[1]);
             out += " [";
-            core::append_uint(out, read_u(p, f[2]));
+            core::append_uint(out, read_field(p, f[2]));
             out += ']';
             if (f[3].size) {
                 out += " success=";
-                core::append_uint(out, read_u(p, f[3]));
+                core::append_uint(out, read_field(p, f[3]));
             }
             if (f[4].size) {
                 out += " CPU:";
-                core::append_uint(out, read_u(p, f[4]), 3, '0');
+                core::append_uint(out, read_field(p, f[4]), 3, '0');
             }
             return true;
+        case FastInfo::Kind::Format:
+            return render_format(fi, p, size, out);
         case FastInfo::Kind::None:
             break;
     }
@@ -199,12 +168,29 @@ std::vector<std::vector<uint8_t>> fast_info_probes(const FastInfo& fi, uint16_t 
             put_comm(r, f[4], comms[(i + 2) % std::size(comms)]);
             put(r, f[5], c);
             put(r, f[6], a ^ b);
-        } else {
+        } else if (fi.kind == FastInfo::Kind::SchedWakeup) {
             put_comm(r, f[0], comms[i % std::size(comms)]);
             put(r, f[1], a);
             put(r, f[2], b);
             put(r, f[3], i & 1);
             put(r, f[4], c);
+        } else {
+            // Format: each conversion its own value; dynamic strings after the fields.
+            for (size_t j = 0; j < fi.ops.size(); j++) {
+                const FastInfo::Op& op = fi.ops[j];
+                const char* text = comms[(i + j) % std::size(comms)];
+                if (op.conv == FastInfo::Op::Conv::Str) {
+                    put_comm(r, op.field, text);
+                } else if (op.conv == FastInfo::Op::Conv::DynStr) {
+                    const size_t at = r.size(), len = std::strlen(text) + 1;
+                    r.resize(at + len);
+                    std::memcpy(r.data() + at, text, len);
+                    const size_t base = op.relative ? op.field.offset + op.field.size : 0;
+                    put(r, op.field, uint64_t(len) << 16 | (at - base));
+                } else if (op.conv != FastInfo::Op::Conv::None) {
+                    put(r, op.field, numbers[(i + 3 * j) % n]);
+                }
+            }
         }
         out.push_back(std::move(r));
     }

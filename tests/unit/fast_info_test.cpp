@@ -51,18 +51,25 @@ tep_event* parse(Tep& tep, const char* name, int id, const char* fields, const c
     return ev;
 }
 
-// Random records of `ev`: any bytes in the comms (NUL-terminated or not), any field values.
+// Random records of `ev`: any bytes in the comms (NUL-terminated or not), any field values; a
+// dynamic string (__data_loc) at offset 96, after the fixed fields, always NUL-terminated
+// (libtraceevent would read past the record otherwise).
 std::vector<std::vector<uint8_t>> random_records(tep_event* ev, int n, uint32_t seed) {
     std::mt19937_64 rng(seed);
     std::vector<std::vector<uint8_t>> out;
     for (int i = 0; i < n; i++) {
-        std::vector<uint8_t> r(72);  // the largest format here is 64 bytes
+        std::vector<uint8_t> r(128);  // the largest fixed part here is 64 bytes
         for (auto& b : r) b = uint8_t(rng());
         const uint16_t type = uint16_t(ev->id);
         std::memcpy(r.data(), &type, 2);
         for (tep_format_field* f = ev->format.fields; f; f = f->next) {
             uint8_t* p = r.data() + f->offset;
-            if (f->flags & TEP_FIELD_IS_ARRAY) {
+            if (f->flags & TEP_FIELD_IS_DYNAMIC) {
+                const uint32_t len = uint32_t(rng() % 24);  // with its NUL; 0: an empty string
+                for (uint32_t k = 0; k < len; k++) r[96 + k] = k + 1 < len ? uint8_t(1 + rng() % 255) : 0;
+                const uint32_t loc = len << 16 | 96;
+                std::memcpy(p, &loc, 4);
+            } else if (f->flags & TEP_FIELD_IS_ARRAY) {
                 // A random length; NUL-padded as the kernel's strscpy leaves it, or full.
                 const size_t len = rng() % (size_t(f->size) + 1);
                 for (size_t k = 0; k < size_t(f->size); k++) p[k] = k < len ? uint8_t(1 + rng() % 255) : 0;
@@ -121,7 +128,7 @@ TEST(FastInfo, PlansTheSchedEventsByTheirFields) {
     EXPECT_EQ(f.kind, FastInfo::Kind::SchedWakeup);
     EXPECT_EQ(f.f[3].size, 0);  // no success field since Linux 4.x
     EXPECT_EQ(f.f[4].offset, 32);
-    EXPECT_EQ(perfprof::tep::plan_fast_info(*wg).kind, FastInfo::Kind::None);
+    EXPECT_EQ(perfprof::tep::plan_fast_info(*wg).kind, FastInfo::Kind::Format);  // its print fmt, compiled
     // A short record is left to libtraceevent.
     std::string out;
     std::vector<uint8_t> r(40, 0);
@@ -177,4 +184,112 @@ TEST(FastInfo, AnotherHandlerMeansNoRenderer) {
               0);
     EXPECT_EQ(perfprof::tep::plan_fast_info(*ev).kind, FastInfo::Kind::SchedSwitch);
     expect_same_as_libtraceevent(tep, ev, FastInfo::Kind::None);
+}
+
+namespace {
+
+struct PrintFmt {
+    const char* name;
+    const char* fields;
+    const char* print;
+};
+
+// Linux 6.18's formats of common storm events, and a few made up to reach every conversion.
+const PrintFmt kCompiled[] = {
+    {"sched_waking", kSchedWakeupFields,
+     "\"comm=%s pid=%d prio=%d target_cpu=%03d\", REC->comm, REC->pid, REC->prio, REC->target_cpu"},
+    {"sched_migrate_task",
+     "\tfield:__data_loc char[] comm;\toffset:8;\tsize:4;\tsigned:0;\n"
+     "\tfield:pid_t pid;\toffset:12;\tsize:4;\tsigned:1;\n"
+     "\tfield:int prio;\toffset:16;\tsize:4;\tsigned:1;\n"
+     "\tfield:int orig_cpu;\toffset:20;\tsize:4;\tsigned:1;\n"
+     "\tfield:int dest_cpu;\toffset:24;\tsize:4;\tsigned:1;\n",
+     "\"comm=%s pid=%d prio=%d orig_cpu=%d dest_cpu=%d\", __get_str(comm), REC->pid, REC->prio, "
+     "REC->orig_cpu, "
+     "REC->dest_cpu"},
+    {"sched_stat_runtime",
+     "\tfield:__data_loc char[] comm;\toffset:8;\tsize:4;\tsigned:0;\n"
+     "\tfield:pid_t pid;\toffset:12;\tsize:4;\tsigned:1;\n"
+     "\tfield:u64 runtime;\toffset:16;\tsize:8;\tsigned:0;\n",
+     "\"comm=%s pid=%d runtime=%Lu [ns]\", __get_str(comm), REC->pid, (unsigned long long)REC->runtime"},
+    {"sys_exit",
+     "\tfield:long id;\toffset:8;\tsize:8;\tsigned:1;\n"
+     "\tfield:long ret;\toffset:16;\tsize:8;\tsigned:1;\n",
+     "\"NR %ld = %ld\", REC->id, REC->ret"},
+    {"sys_enter_read",
+     "\tfield:int __syscall_nr;\toffset:8;\tsize:4;\tsigned:1;\n"
+     "\tfield:unsigned int fd;\toffset:16;\tsize:8;\tsigned:0;\n"
+     "\tfield:char * buf;\toffset:24;\tsize:8;\tsigned:0;\n"
+     "\tfield:size_t count;\toffset:32;\tsize:8;\tsigned:0;\n",
+     "\"fd: 0x%08lx, buf: 0x%08lx, count: 0x%08lx\", ((unsigned long)(REC->fd)), ((unsigned "
+     "long)(REC->buf)), "
+     "((unsigned long)(REC->count))"},
+    {"made_up_lengths",
+     "\tfield:char c;\toffset:8;\tsize:1;\tsigned:1;\n"
+     "\tfield:short h;\toffset:10;\tsize:2;\tsigned:1;\n"
+     "\tfield:int i;\toffset:12;\tsize:4;\tsigned:1;\n"
+     "\tfield:unsigned int u;\toffset:16;\tsize:4;\tsigned:0;\n"
+     "\tfield:u64 l;\toffset:24;\tsize:8;\tsigned:0;\n"
+     "\tfield:char name[8];\toffset:32;\tsize:8;\tsigned:0;\n",
+     "\"%hhd %hd %hu %d %i %u %x %X %o %5d|%-5d|%#x %.3d %lu %lld %llu %zu %zd 100%% %-10s| %.3s %5s\", "
+     "REC->c, REC->h, REC->h, REC->i, REC->u, REC->u, REC->i, REC->u, REC->u, REC->c, REC->h, "
+     "REC->u, REC->c, REC->l, REC->l, REC->i, REC->l, REC->l, REC->name, REC->name, REC->name"},
+    {"made_up_casts",
+     "\tfield:int i;\toffset:8;\tsize:4;\tsigned:1;\n"
+     "\tfield:u64 l;\toffset:16;\tsize:8;\tsigned:0;\n",
+     "\"%lx %ld %u %d %llx %lu %ld\", (unsigned long)REC->i, (long)REC->i, (unsigned int)REC->l, (int)REC->l, "
+     "(u64)REC->l, (unsigned int)REC->l, (int)REC->l"},
+};
+
+// Formats with something else than fields under plain conversions: libtraceevent's.
+const PrintFmt kNotCompiled[] = {
+    {"pointer", "\tfield:void * p;\toffset:8;\tsize:8;\tsigned:0;\n", "\"p=%p\", REC->p"},
+    {"ternary", "\tfield:int ret;\toffset:8;\tsize:4;\tsigned:1;\n",
+     "\"ret=%s\", REC->ret ? \"handled\" : \"unhandled\""},
+    {"symbolic", "\tfield:int vec;\toffset:8;\tsize:4;\tsigned:1;\n",
+     "\"vec=%d [action=%s]\", REC->vec, __print_symbolic(REC->vec, { 0, \"HI\" }, { 1, \"TIMER\" })"},
+    {"escape", "\tfield:int v;\toffset:8;\tsize:4;\tsigned:1;\n", "\"v=%d\\n\", REC->v"},
+    {"arithmetic", "\tfield:int v;\toffset:8;\tsize:4;\tsigned:1;\n", "\"v=%d\", REC->v + 1"},
+    {"star_width", "\tfield:int v;\toffset:8;\tsize:4;\tsigned:1;\n", "\"v=%*d\", 4, REC->v"},
+    {"plus_flag", "\tfield:int v;\toffset:8;\tsize:4;\tsigned:1;\n", "\"v=%+d\", REC->v"},
+    {"space_flag", "\tfield:int v;\toffset:8;\tsize:4;\tsigned:1;\n", "\"v=% d\", REC->v"},
+    {"cast_to_short", "\tfield:int v;\toffset:8;\tsize:4;\tsigned:1;\n", "\"v=%d\", (short)REC->v"},
+};
+
+}  // namespace
+
+// Each format compiles to `kind` and renders every random record as libtraceevent does.
+template <size_t N>
+void expect_print_fmts(const PrintFmt (&fmts)[N], FastInfo::Kind kind) {
+    Tep tep;
+    int id = 500;
+    for (const PrintFmt& p : fmts) {
+        SCOPED_TRACE(p.name);
+        tep_event* ev = perfprof::unit::parse_format(tep, "test", p.name, id++, p.fields, p.print);
+        ASSERT_NE(ev, nullptr);
+        EXPECT_EQ(perfprof::tep::compile_print_fmt(*ev).kind, kind);
+        expect_same_as_libtraceevent(tep, ev, kind);
+    }
+}
+
+TEST(FastInfo, PrintFmtsOfFieldsPrintAsLibtraceevent) {
+    expect_print_fmts(kCompiled, FastInfo::Kind::Format);
+}
+
+TEST(FastInfo, OtherPrintFmtsAreLeftToLibtraceevent) {
+    expect_print_fmts(kNotCompiled, FastInfo::Kind::None);
+}
+
+TEST(FastInfo, DynamicStringOutsideTheRecordIsLeftToLibtraceevent) {
+    Tep tep;
+    tep_event* ev =
+        perfprof::unit::parse_format(tep, "test", "dyn", 700, kCompiled[1].fields, kCompiled[1].print);
+    ASSERT_NE(ev, nullptr);
+    const FastInfo fi = perfprof::tep::compile_print_fmt(*ev);
+    std::vector<uint8_t> r(40, 'x');
+    const uint32_t loc = 8u << 16 | 36;  // 8 bytes at 36: past the end, and no NUL
+    std::memcpy(r.data() + 8, &loc, 4);
+    std::string out = "kept";
+    EXPECT_FALSE(perfprof::tep::render_fast_info(fi, r.data(), uint32_t(r.size()), out));
+    EXPECT_EQ(out, "kept");
 }
