@@ -299,13 +299,14 @@ def main():
             r = measure_rate(args, tmp, untraced_same)
             print(f"\n== rate: paced same-CPU load on CPU 0 and CPU 1, target {args.rate:,} switches/s, measured "
                   f"{r['rate_per_s']:,.0f}/s system-wide while the load ran ({r['load_rate_per_s']:,.0f}/s by the load) {r['note']}")
-            print(f"   perf-prof trace (default -m, stdout >/dev/null): lost {r['lost']:,} of {r['occurred']:,} "
+            m = "default -m" if "-m" not in args.trace_args.split() else args.trace_args
+            print(f"   perf-prof trace ({m}, stdout >/dev/null): lost {r['lost']:,} of {r['occurred']:,} "
                   f"events, CPU {r['cpu_s']:.2f} s = {per_event_us(r):.3f} us/event, "
                   f"RSS {r['rss_mb']:.1f} MB")
             for p in r["problems"][:3]:
                 print(f"    stderr: {p}")
             f = r["file"]
-            print(f"   perf-prof trace (default -m, stdout to a file): {f['events']:,} lines, lost {f['lost']:,}, "
+            print(f"   perf-prof trace ({m}, stdout to a file): {f['events']:,} lines, lost {f['lost']:,}, "
                   f"CPU {f['cpu_s']:.2f} s = {per_event_us(f):.3f} us/line, RSS {f['rss_mb']:.1f} MB")
             for p in f["problems"][:3]:
                 print(f"    stderr: {p}")
