@@ -1,5 +1,7 @@
 // trace: print tracepoint, uprobe and kprobe events, and the events of nested profilers, as
 // they happen (SPEC §4.3).
+#include <unistd.h>
+
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -117,10 +119,11 @@ public:
     // as often as the 1 MiB rings woken at half were before), three quarters, 1.5 MiB, hold
     // 40 ms of that storm, 80 ms of the bench's 320k/s over two CPUs, while the reader waits
     // for a CPU on a busy machine (the 0.5 MiB left before lost events at a load average of
-    // 12). Past 8 CPUs, half that keeps the locked memory in bounds.
+    // 12). Past 8 CPUs, half that keeps the locked memory in bounds, and so does a user other
+    // than root, whom the kernel lets lock only perf_event_mlock_kb per CPU plus RLIMIT_MEMLOCK.
     // Stacks make records several times larger: twice the pages.
     int default_pages(bool stacks) const {
-        const int pages = ctx_.cpu_count() <= 8 ? 512 : 256;
+        const int pages = ctx_.cpu_count() <= 8 && ::geteuid() == 0 ? 512 : 256;
         return stacks ? 2 * pages : pages;
     }
 
