@@ -18,10 +18,12 @@ Every profiled run reports: load speed relative to untraced, events, lost, profi
   idle         sched_switch/s on the (more or less) idle machine with and without perf-prof trace,
                and the switches perf-prof itself takes part in (prev or next is perf-prof)
   rate         a paced load of about --rate sched_switch/s (default 320k): perf-prof's losses with
-               the default -m
+               the default -m (stdout >/dev/null), then the same load with its lines to a file and
+               with perf record -a: CPU per event of both and their ratio
 
-Targets (reported, not asserted): <= 1 us profiler CPU per printed event, no loss at 320k
-events/s, load keeps >= 95% of its untraced speed, < 1k events/s self-induced when idle.
+Targets (reported, not asserted): <= 1 us profiler CPU per printed event and <= 1.2x perf
+record's CPU per sample written, no loss at 320k events/s, load keeps >= 95% of its untraced
+speed, < 1k events/s self-induced when idle.
 
 The whole machine is profiled: keep runs short (--seconds). Needs root (or perf_event_paranoid
 -1) and perf. Run with: make bench, or
@@ -121,15 +123,15 @@ def measure_perfprof(args, tmp, mode, to_file, tag=None, rate=None, cpus=None, s
     return r
 
 
-def measure_perf_record(args, tmp, mode):
-    tag = f"perf-record-{mode}"
+def measure_perf_record(args, tmp, mode, tag=None, rate=None, cpus=None):
+    tag = tag or f"perf-record-{mode}"
     data = os.path.join(tmp, tag + ".data")
     err_path = os.path.join(tmp, tag + ".err")
     with open(err_path, "wb") as err:
         rec = Proc(["perf", "record", "-e", TRACE_EVENT, "-a", "-o", data], subprocess.DEVNULL, err)
         try:
             wait_ready(rec, ncpus(), 0.5)
-            speed = run_load(args, mode)
+            speed = run_load(args, mode, rate=rate, cpus=cpus)
             time.sleep(0.2)
         finally:
             rec.stop()
@@ -186,7 +188,18 @@ def measure_rate(args, tmp, untraced_same):
     r["rate_per_s"] = r["load_rate"]
     r["load_rate_per_s"] = 2 * r["speed"]
     r["note"] = note
+    # The same paced load with perf-prof's lines written to a file, and with perf record.
+    r["file"] = measure_perfprof(args, tmp, "same", True, tag="rate-perfprof-file", rate=int(trips), cpus=cpus)
+    os.unlink(r["file"]["out_path"])
+    r["record"] = None
+    if not args.no_perf:
+        r["record"] = measure_perf_record(args, tmp, "same", tag="rate-perf-record", rate=int(trips), cpus=cpus)
+        os.unlink(os.path.join(tmp, "rate-perf-record.data"))
     return r
+
+
+def per_event_us(r):
+    return 1e6 * r["cpu_s"] / r["per_event_basis"]
 
 
 # ---------------------------------------------------------------- report
@@ -201,12 +214,21 @@ def print_mode_table(args, mode, untraced, rows):
     print("-" * len(hdr))
     for r in rows:
         pct = 100.0 * r["speed"] / untraced["speed"] if r.get("speed") else 0
-        per = 1e6 * r["cpu_s"] / r["per_event_basis"]
+        per = per_event_us(r)
         lost = fmt_int(r["lost"])
         print(f"{r['tool']:<16} {r['speed']:>11,.0f} {pct:>6.1f}% {fmt_int(r['occurred']):>11} "
               f"{fmt_int(r['events']):>11} {lost:>9} {r['cpu_s']:>7.2f} {per:>8.3f}us {r['rss_mb']:>7.1f}")
         for p in r.get("problems", [])[:3]:
             print(f"    stderr: {p}")
+    print_ratio(rows[0], rows[-1] if rows[-1]["tool"] == "perf record" else None)
+
+
+def print_ratio(printed, record):
+    """perf-prof's CPU per printed line over perf record's per sample written (target <= 1.2)."""
+    if record:
+        print(f"CPU per event, perf-prof (lines to a file) / perf record (samples written): "
+              f"{per_event_us(printed):.3f} / {per_event_us(record):.3f} us = "
+              f"{per_event_us(printed) / per_event_us(record):.2f}")
 
 
 def main():
@@ -277,13 +299,25 @@ def main():
             r = measure_rate(args, tmp, untraced_same)
             print(f"\n== rate: paced same-CPU load on CPU 0 and CPU 1, target {args.rate:,} switches/s, measured "
                   f"{r['rate_per_s']:,.0f}/s system-wide while the load ran ({r['load_rate_per_s']:,.0f}/s by the load) {r['note']}")
-            print(f"   perf-prof trace (default -m, stdout >/dev/null): lost {r['lost']:,} of {r['occurred']:,} "
-                  f"events, CPU {r['cpu_s']:.2f} s = {1e6 * r['cpu_s'] / r['per_event_basis']:.3f} us/event, "
+            m = "default -m" if "-m" not in args.trace_args.split() else args.trace_args
+            print(f"   perf-prof trace ({m}, stdout >/dev/null): lost {r['lost']:,} of {r['occurred']:,} "
+                  f"events, CPU {r['cpu_s']:.2f} s = {per_event_us(r):.3f} us/event, "
                   f"RSS {r['rss_mb']:.1f} MB")
             for p in r["problems"][:3]:
                 print(f"    stderr: {p}")
-        print("\ntargets: <=1 us CPU per printed event, 0 lost at 320k/s, load >=95% of untraced, "
-              "<1k/s self-induced when idle")
+            f = r["file"]
+            print(f"   perf-prof trace ({m}, stdout to a file): {f['events']:,} lines, lost {f['lost']:,}, "
+                  f"CPU {f['cpu_s']:.2f} s = {per_event_us(f):.3f} us/line, RSS {f['rss_mb']:.1f} MB")
+            for p in f["problems"][:3]:
+                print(f"    stderr: {p}")
+            rec = r["record"]
+            if rec:
+                print(f"   perf record -a: {rec['events']:,} samples, lost {rec['lost']:,}, CPU {rec['cpu_s']:.2f} s "
+                      f"= {per_event_us(rec):.3f} us/sample, RSS {rec['rss_mb']:.1f} MB")
+                print("   ", end="")
+                print_ratio(f, rec)
+        print("\ntargets: <=1 us CPU per printed event and <=1.2x perf record's per sample, 0 lost at 320k/s, "
+              "load >=95% of untraced, <1k/s self-induced when idle")
         print(f"bench: done in {time.monotonic() - t_start:.0f} s, load average {os.getloadavg()[0]:.2f}")
 
     return run_bench(measure, tmp, args.keep, (RuntimeError, subprocess.CalledProcessError))

@@ -1,5 +1,7 @@
 // trace: print tracepoint, uprobe and kprobe events, and the events of nested profilers, as
 // they happen (SPEC §4.3).
+#include <unistd.h>
+
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -79,10 +81,14 @@ public:
             exec_.push_back(std::move(exec));
             p.events.push_back(std::move(ev));
         }
-        // 1 MiB per CPU: with batched wake-ups at half of it, a 330k events/s context-switch
-        // storm on one CPU is read without loss (64 and 128 pages lost events in bench/; SPEC
-        // says 2 pages, with per-event wake-ups).
-        p.pages = stacks ? 512 : 256;
+        p.pages = default_pages(stacks);
+        if (!opt.mmap_pages)
+            for (EventSpec& ev : p.events) {
+                // Woken every quarter of the default ring: the other three quarters are the
+                // slack of a late reader (default_pages). --watermark still decides.
+                ev.attr.watermark = 1;
+                ev.attr.wakeup_watermark = uint32_t(p.pages) * 4096 / 4;
+            }
         if (stacks)
             printer_ = std::make_unique<stack::Printer>(opt.kernel_callchain.value_or(true),
                                                         opt.user_callchain.value_or(true));
@@ -99,6 +105,20 @@ public:
         p.overwrite = own.overwrite;
         p.follow = opt.ptrace;
         return p;
+    }
+
+    // Ring pages when -m is not given (SPEC says 2, with per-event wake-ups), from the rate a
+    // storm writes (bench/trace_bench.py): one CPU switching 300k times a second writes 36 MB/s
+    // of sched_switch records (120 bytes each). With 2 MiB rings woken every quarter (512 KiB,
+    // as often as the 1 MiB rings woken at half were before), three quarters, 1.5 MiB, hold
+    // 40 ms of that storm, 80 ms of the bench's 320k/s over two CPUs, while the reader waits
+    // for a CPU on a busy machine (the 0.5 MiB left before lost events at a load average of
+    // 12). Past 8 CPUs, half that keeps the locked memory in bounds, and so does a user other
+    // than root, whom the kernel lets lock only perf_event_mlock_kb per CPU plus RLIMIT_MEMLOCK.
+    // Stacks make records several times larger: twice the pages.
+    int default_pages(bool stacks) const {
+        const int pages = ctx_.cpu_count() <= 8 && ::geteuid() == 0 ? 512 : 256;
+        return stacks ? 2 * pages : pages;
     }
 
     void sample(const Sample& s) noexcept override {

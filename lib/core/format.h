@@ -12,14 +12,28 @@ namespace perfprof::core {
 
 // Appends v in decimal, right-aligned in `width` characters padded with `pad`.
 inline void append_uint(std::string& out, uint64_t v, int width = 0, char pad = ' ') {
-    char buf[24];
-    int n = 0;
+    // Written backwards into a buffer and appended at once: a push_back per digit cost more
+    // than the rest of a sched_switch line.
+    char buf[20];
+    char* const end = buf + sizeof(buf);
+    char* p = end;
     do {
-        buf[n++] = char('0' + v % 10);
+        *--p = char('0' + v % 10);
         v /= 10;
     } while (v);
-    for (int i = n; i < width; i++) out += pad;
-    while (n) out += buf[--n];
+    const auto n = size_t(end - p);
+    if (width > 0 && n < size_t(width)) out.append(size_t(width) - n, pad);
+    out.append(p, n);
+}
+
+// Appends v in decimal, with a '-' when negative.
+inline void append_int(std::string& out, int64_t v) {
+    if (v < 0) {
+        out += '-';
+        append_uint(out, uint64_t(0) - uint64_t(v));
+    } else {
+        append_uint(out, uint64_t(v));
+    }
 }
 
 // Appends `text` right-aligned (append_right) or left-aligned (append_left) in `width`

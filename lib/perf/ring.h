@@ -21,12 +21,16 @@ public:
     // (a power of two).
     RingReader(perf_event_mmap_page* header, uint8_t* data, size_t data_size);
 
-    // Calls fn(const perf_event_header&) for each record present when the call began, then
-    // hands the space back to the kernel. Returns the number of records. fn must not throw.
+    // Calls fn(const perf_event_header&) for each record present when the call began, handing
+    // the space back to the kernel as it goes (every eighth of the ring, and at the end): a
+    // storm keeps writing while a long batch is printed, into the space already read.
+    // Returns the number of records. fn must not throw nor keep the record.
     template <class F>
     size_t drain(F&& fn) {
         uint64_t head = load_head();
         uint64_t tail = header_->data_tail;
+        uint64_t released = tail;
+        const size_t step = size_ / 8;
         size_t n = 0;
         while (tail < head) {
             const perf_event_header* rec = record_at(tail, head);
@@ -34,6 +38,10 @@ public:
             fn(*rec);
             tail += rec->size;
             ++n;
+            if (tail - released >= step) {
+                store_tail(tail);
+                released = tail;
+            }
         }
         store_tail(head);
         return n;

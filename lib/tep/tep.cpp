@@ -52,7 +52,36 @@ tep_event* Tep::event(std::string_view sys, std::string_view name) {
     return ev;
 }
 
+const FastInfo& Tep::fast_info(uint16_t type) {
+    if (type >= fast_.size()) fast_.resize(size_t(type) + 1);
+    FastSlot& slot = fast_[type];
+    if (slot.known) return slot.fi;
+    slot.known = true;
+    tep_event* ev = tep_find_event(tep_.get(), type);
+    if (!ev) return slot.fi;
+    FastInfo fi = plan_fast_info(*ev);
+    // Trusted only where it prints every probe as this libtraceevent and its plugins do.
+    std::string want, got;
+    for (const std::vector<uint8_t>& r : fast_info_probes(fi, type)) {
+        want.clear();
+        got.clear();
+        render_info_generic(r.data(), uint32_t(r.size()), 0, 0, want);
+        if (!render_fast_info(fi, r.data(), uint32_t(r.size()), got) || got != want) return slot.fi;
+    }
+    slot.fi = fi;
+    return slot.fi;
+}
+
 void Tep::render_info(const void* raw, uint32_t size, int cpu, uint64_t ts, std::string& out) {
+    CommonFields common;
+    if (read_common(raw, size, common)) {
+        const FastInfo& fi = fast_info(common.type);
+        if (fi.kind != FastInfo::Kind::None && render_fast_info(fi, raw, size, out)) return;
+    }
+    render_info_generic(raw, size, cpu, ts, out);
+}
+
+void Tep::render_info_generic(const void* raw, uint32_t size, int cpu, uint64_t ts, std::string& out) {
     tep_record rec{};
     rec.ts = ts;
     rec.cpu = cpu;

@@ -82,6 +82,19 @@ TEST(RingReader, ReadsRecordsInOrderAndHandsSpaceBack) {
     EXPECT_EQ(drain_all(r).size(), 0u);
 }
 
+TEST(RingReader, SpaceIsHandedBackDuringALongDrain) {
+    // 64 records of 64 bytes fill the 4 KiB ring; every eighth of it (512 bytes, 8 records)
+    // is handed back while the later records are still being read.
+    FakeRing ring(4096);
+    for (int i = 0; i < 64; i++) ring.write(PERF_RECORD_SAMPLE, 64, uint8_t(i));
+    RingReader r = ring.reader();
+    std::vector<uint64_t> tails;
+    EXPECT_EQ(r.drain([&](const perf_event_header&) { tails.push_back(ring.tail()); }), 64u);
+    ASSERT_EQ(tails.size(), 64u);
+    for (size_t i = 0; i < tails.size(); i++) EXPECT_EQ(tails[i], i / 8 * 512) << "record " << i;
+    EXPECT_EQ(ring.tail(), 4096u);
+}
+
 TEST(RingReader, RecordWrappingTheEndIsContiguousAndAligned) {
     FakeRing ring(256);
     ring.set_tail(232);                        // 24 bytes before the end of the data area

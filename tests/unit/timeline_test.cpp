@@ -15,6 +15,7 @@
 #include "fake_context.h"
 #include "perf-prof/error.h"
 #include "tep/tep.h"
+#include "tep_formats.h"
 
 using namespace perfprof;
 using perfprof::pairing::DetailSpec;
@@ -33,13 +34,6 @@ public:
     FakeContext() : unit::FakeContext(kWall, 4, [](uint32_t tid) { return "task" + std::to_string(tid); }) {}
 };
 
-const char kCommon[] =
-    "format:\n"
-    "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-    "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-    "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-    "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n\n";
-
 struct Format {
     const char *sys, *name;
     int id;
@@ -50,19 +44,9 @@ struct Format {
 
 const Format kFormats[] = {
     {"sched", "sched_switch", 900, 64,
-     "\tfield:char prev_comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
-     "\tfield:pid_t prev_pid;\toffset:24;\tsize:4;\tsigned:1;\n"
-     "\tfield:int prev_prio;\toffset:28;\tsize:4;\tsigned:1;\n"
-     "\tfield:long prev_state;\toffset:32;\tsize:8;\tsigned:1;\n"
-     "\tfield:char next_comm[16];\toffset:40;\tsize:16;\tsigned:0;\n"
-     "\tfield:pid_t next_pid;\toffset:56;\tsize:4;\tsigned:1;\n"
-     "\tfield:int next_prio;\toffset:60;\tsize:4;\tsigned:1;\n",
+     unit::kSchedSwitchFields,
      "\"prev_pid=%d prev_state=%ld next_pid=%d\", REC->prev_pid, REC->prev_state, REC->next_pid"},
-    {"sched", "sched_wakeup", 901, 36,
-     "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
-     "\tfield:pid_t pid;\toffset:24;\tsize:4;\tsigned:1;\n"
-     "\tfield:int prio;\toffset:28;\tsize:4;\tsigned:1;\n"
-     "\tfield:int target_cpu;\toffset:32;\tsize:4;\tsigned:1;\n",
+    {"sched", "sched_wakeup", 901, 36, unit::kSchedWakeupFields,
      "\"pid=%d target_cpu=%03d\", REC->pid, REC->target_cpu"},
     {"sched", "sched_migrate_task", 902, 40,
      "\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
@@ -116,13 +100,9 @@ protected:
     TimelineTest() : env(ctx) {
         for (int i = 0; i < kEvents; ++i) {
             const Format& f = kFormats[i];
-            std::string text = std::string("name: ") + f.name + "\nID: " + std::to_string(f.id) + "\n" +
-                               kCommon + f.fields + "\nprint fmt: " + f.print + "\n";
-            EXPECT_EQ(tep_parse_event(ctx.tep().handle(), text.data(), text.size(), f.sys),
-                      TEP_ERRNO__SUCCESS);
             specs[i].sys = f.sys;
             specs[i].name = f.name;
-            specs[i].tp = tep_find_event_by_name(ctx.tep().handle(), f.sys, f.name);
+            specs[i].tp = unit::parse_format(ctx.tep(), f.sys, f.name, f.id, f.fields, f.print);
             EXPECT_NE(specs[i].tp, nullptr);
             if (specs[i].tp) specs[i].fields = event::tracepoint_fields(*specs[i].tp);
         }
