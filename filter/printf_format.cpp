@@ -119,6 +119,8 @@ std::string parse(std::string_view f, Format& out, size_t* at) {
         }
         const char c = f[i];
         p.text = std::string(f.substr(start, i + 1 - start));
+        // (strchr finds a NUL in any set: it is ruled out first.)
+        if (c == '\0') return fail("unknown conversion " + conv_text());
         const bool integer = std::strchr("diouxX", c) != nullptr;
         if (c == 'n') return fail(conv_text() + " writes to memory: not supported");
         if (std::strchr("fFeEgGaA", c))

@@ -99,6 +99,7 @@ TEST(PrintfFormat, Refused) {
     EXPECT_NE(e.find("'%\\n'"), std::string::npos) << e;
     EXPECT_EQ(e.find('\n'), std::string::npos);
     EXPECT_NE(parse_error("%\x01").find("'%\\x01'"), std::string::npos);
+    EXPECT_NE(parse_error(std::string("%\0d", 3)).find("unknown conversion '%\\x00'"), std::string::npos);
     for (const char* f : {"%Ld", "%qd", "%lllx"})
         EXPECT_NE(parse_error(f).find("length modifier"), std::string::npos) << f;
     for (const char* f : {"%hs", "%lp", "%hhc", "%zs"})
