@@ -11,7 +11,9 @@ OPT      ?= -O2
 PYTEST   := /usr/bin/python3 -m pytest
 
 CPPFLAGS := -Iinclude -Ilib -I. -I$(LIBPERF)/include -I/usr/include/traceevent -MMD -MP
-CXXFLAGS := -std=c++20 $(OPT) -g -Wall -Wextra -Werror=undef $(SAN)
+# -Wformat=2: a printf-family format that is not a literal is flagged (user text must never be
+# one: the expression language's printf() formats go through filter/printf_format).
+CXXFLAGS := -std=c++20 $(OPT) -g -Wall -Wextra -Wformat=2 -Werror=undef $(SAN)
 CFLAGS   := -std=gnu11 $(OPT) -g -Wall -Wextra $(SAN)
 LDFLAGS  := $(SAN)
 LDLIBS   := $(LIBPERF)/libperf.a $(LIBPERF)/libapi.a -ltraceevent -lbpf -ldw -lelf -llzma -lz -lpthread

@@ -633,9 +633,11 @@ private:
 
     // The format of printf()/system() must be a literal: checked here against the arguments, it
     // is formatted one conversion at a time at run time (printf_format.h). Returns its index.
-    int32_t check_format(const std::string& name, const std::vector<int32_t>& args, const std::vector<size_t>& at) {
+    int32_t check_format(const std::string& name, const std::vector<int32_t>& args,
+                         const std::vector<size_t>& at) {
         if (N(args[0]).op != Op::Str)
-            fail(at[0], name + " format must be a string literal (one computed at run time cannot be checked)");
+            fail(at[0],
+                 name + " format must be a string literal (one computed at run time cannot be checked)");
         printf_format::Format f;
         size_t off = 0;
         std::string msg = printf_format::parse(prog_.strings_[size_t(N(args[0]).imm)].c_str(), f, &off);
@@ -643,7 +645,7 @@ private:
         std::vector<printf_format::Arg> classes;
         for (size_t k = 1; k < args.size(); ++k) {
             Type t = T(args[k]);
-            classes.push_back(!t.ptr        ? printf_format::Arg::Integer
+            classes.push_back(!t.ptr       ? printf_format::Arg::Integer
                               : is_cstr(t) ? printf_format::Arg::String
                                            : printf_format::Arg::Pointer);
         }

@@ -180,7 +180,7 @@ private:
     std::string source_;
     std::vector<detail::Node> nodes_;
     std::vector<int32_t> args_;
-    std::deque<std::string> strings_;  // deque: c_str() stays put while literals are added
+    std::deque<std::string> strings_;             // deque: c_str() stays put while literals are added
     std::vector<printf_format::Format> formats_;  // of printf() and system(), checked
     int32_t root_ = 0;
     uint32_t min_size_ = 0;  // bytes the referenced fields need; shorter records are padded

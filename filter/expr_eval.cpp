@@ -272,12 +272,13 @@ int64_t Program::ev(int32_t i, State& s) const {
             switch (n.fn) {
                 case Fn::Printf: {
                     FILE* out = s.ctx->out ? s.ctx->out : stdout;
-                    return printf_format::format(formats_[size_t(n.b)], std::span(v + 1, size_t(n.imm - 1)), out);
+                    return printf_format::format(formats_[size_t(n.b)], std::span(v + 1, size_t(n.imm - 1)),
+                                                 out);
                 }
                 case Fn::System: {
                     char cmd[4096];
-                    int len = printf_format::format(formats_[size_t(n.b)], std::span(v + 1, size_t(n.imm - 1)), cmd,
-                                                    sizeof cmd);
+                    int len = printf_format::format(formats_[size_t(n.b)],
+                                                    std::span(v + 1, size_t(n.imm - 1)), cmd, sizeof cmd);
                     if (len < 0 || size_t(len) >= sizeof cmd) return -1;
                     std::fflush(nullptr);  // keep our buffered output ahead of the child's
                     return std::system(cmd);

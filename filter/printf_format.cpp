@@ -93,7 +93,8 @@ std::string parse(std::string_view f, Format& out, size_t* at) {
             p.star_width = true;
             ++i;
         }
-        if (!number(f, i, width)) return fail("width in " + conv_text() + " is over " + std::to_string(kMaxWidth));
+        if (!number(f, i, width))
+            return fail("width in " + conv_text() + " is over " + std::to_string(kMaxWidth));
         if (i < f.size() && f[i] == '$')
             return fail("positional arguments (" + conv_text() + ") are not supported");
         if (p.star_width && !width.empty()) return fail("malformed width in " + conv_text());
@@ -112,11 +113,14 @@ std::string parse(std::string_view f, Format& out, size_t* at) {
         std::string len;
         while (i < f.size() && std::strchr("hlzjtLq", f[i]) && f[i] && len.size() < 3) len += f[i++];
         if (i >= f.size()) {
-            if (i == start + 1) return fail("the format ends with a lone '%' (write '%%' for a percent sign)");
+            if (i == start + 1)
+                return fail("the format ends with a lone '%' (write '%%' for a percent sign)");
             return fail("the format ends inside the conversion " + conv_text());
         }
         const char c = f[i];
         p.text = std::string(f.substr(start, i + 1 - start));
+        // (strchr finds a NUL in any set: it is ruled out first.)
+        if (c == '\0') return fail("unknown conversion " + conv_text());
         const bool integer = std::strchr("diouxX", c) != nullptr;
         if (c == 'n') return fail(conv_text() + " writes to memory: not supported");
         if (std::strchr("fFeEgGaA", c))
@@ -144,7 +148,8 @@ std::string parse(std::string_view f, Format& out, size_t* at) {
         auto refuse_flag = [&](char flag, const char* convs) {
             return flags.find(flag) != std::string::npos && std::strchr(convs, c);
         };
-        for (auto [flag, convs] : {std::pair{'#', "diucsp"}, std::pair{'0', "csp"}, std::pair{'\'', "oxXcsp"}})
+        for (auto [flag, convs] :
+             {std::pair{'#', "diucsp"}, std::pair{'0', "csp"}, std::pair{'\'', "oxXcsp"}})
             if (refuse_flag(flag, convs))
                 return fail(std::string("flag '") + flag + "' is undefined for " + conv_text());
         if (has_prec && (c == 'c' || c == 'p')) return fail("a precision is undefined for " + conv_text());
@@ -159,7 +164,10 @@ std::string parse(std::string_view f, Format& out, size_t* at) {
         const size_t piece = out.pieces.size();
         if (p.star_width) out.needs.push_back({Arg::Integer, piece, "width"});
         if (p.star_prec) out.needs.push_back({Arg::Integer, piece, "precision"});
-        out.needs.push_back({c == 's' ? Arg::String : c == 'p' ? Arg::Pointer : Arg::Integer, piece, nullptr});
+        out.needs.push_back({c == 's'   ? Arg::String
+                             : c == 'p' ? Arg::Pointer
+                                        : Arg::Integer,
+                             piece, nullptr});
         out.pieces.push_back(std::move(p));
     }
     flush();
@@ -256,6 +264,10 @@ int emit_all(const Format& fmt, std::span<const int64_t> args, Emit&& emit) {
 
 }  // namespace
 
+// The two calls with a format that is not a literal: a spec parse() rebuilt from the pieces it
+// accepted, one conversion, its argument of the C type that conversion reads.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
 int format(const Format& fmt, std::span<const int64_t> args, FILE* out) {
     return emit_all(fmt, args, [out](const char* spec, auto... a) { return std::fprintf(out, spec, a...); });
 }
@@ -270,5 +282,7 @@ int format(const Format& fmt, std::span<const int64_t> args, char* buf, size_t c
         return n;
     });
 }
+
+#pragma GCC diagnostic pop
 
 }  // namespace perfprof::filter::printf_format

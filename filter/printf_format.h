@@ -41,18 +41,18 @@ enum class Arg : uint8_t {
 
 // One piece of a parsed format: literal text, or one conversion.
 struct Piece {
-    std::string text;     // literal text (`%%` already made `%`), or the conversion as written
-    char conv = 0;        // 0 for literal text; else one of d i o u x X c s p
-    std::string spec;     // the C spec format() passes: flags, width (or `*`), precision, `ll` for
-                          // integers, conv; e.g. "%-*.3llx"
-    uint8_t bits = 32;    // d i o u x X: the width the length modifier names (8, 16, 32, 64)
+    std::string text;   // literal text (`%%` already made `%`), or the conversion as written
+    char conv = 0;      // 0 for literal text; else one of d i o u x X c s p
+    std::string spec;   // the C spec format() passes: flags, width (or `*`), precision, `ll` for
+                        // integers, conv; e.g. "%-*.3llx"
+    uint8_t bits = 32;  // d i o u x X: the width the length modifier names (8, 16, 32, 64)
     bool star_width = false, star_prec = false;  // arguments read before the converted one
 };
 
 // What one argument must be, and who reads it.
 struct Need {
     Arg arg;
-    size_t piece;  // index of the conversion in Format::pieces
+    size_t piece;      // index of the conversion in Format::pieces
     const char* role;  // "width" or "precision" for a '*', null for the converted value
 };
 

@@ -317,7 +317,8 @@ Resolved resolve_event(const EventItem& item, tep::Tep& tep, const std::vector<s
                 r.item = as_merged(item, *m);
                 resolve_tracepoint(r, tep);
                 const std::vector<filter::Field>& f = r.fields;
-                if (std::none_of(f.begin(), f.end(), [&](const filter::Field& x) { return x.name == m->field; }))
+                if (std::none_of(f.begin(), f.end(),
+                                 [&](const filter::Field& x) { return x.name == m->field; }))
                     not_found(item);
                 r.merged_from = item.sys + ":" + item.name;
                 return r;

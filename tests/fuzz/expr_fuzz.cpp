@@ -172,6 +172,12 @@ bool returns_pointer(const Tok& t) {
     return t.kind == Tok::Ident && (t.text == "ksymbol" || t.text == "comm_get" || t.text == "syscall_name" ||
                                     t.text == "exit_reason_str");
 }
+// Is token k the `)` of a cast, `(TYPE)` or `(TYPE *…)`?
+bool closes_cast(const std::vector<Tok>& t, size_t k) {
+    if (!is_punct(t[k], ")")) return false;
+    while (k > 0 && is_punct(t[k - 1], "*")) --k;
+    return k > 0 && is_type_word(t[k - 1]);
+}
 // Does token k end an operand (so a following `*`, `&`, `+`, `-` is binary)? A `)` closing a
 // cast also counts: the operand after a cast is converted to a non-pointer type (pointer casts
 // are refused separately), so treating its `*`/`&` as binary is harmless.
@@ -179,8 +185,9 @@ bool ends_operand(const std::vector<Tok>& t, size_t k) {
     const Tok& x = t[k];
     if (x.kind == Tok::Num || x.kind == Tok::Str) return true;
     if (x.kind == Tok::Ident) return !is_type_word(x) && x.text != "sizeof";
-    // `++`/`--` end an operand only as postfix operators, i.e. right after an operand.
-    if (x.text == "++" || x.text == "--") return k > 0 && ends_operand(t, k - 1);
+    // `++`/`--` end an operand only as postfix operators, i.e. right after an operand, and a
+    // cast is no operand: in `(char)++*"abc"` the `*` is a dereference (a write into a literal).
+    if (x.text == "++" || x.text == "--") return k > 0 && ends_operand(t, k - 1) && !closes_cast(t, k - 1);
     return x.text == ")" || x.text == "]";
 }
 

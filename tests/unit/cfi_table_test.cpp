@@ -123,11 +123,15 @@ void debug_frame_ranges(const FrameSection& s, std::vector<std::pair<uint64_t, u
 
 // ---------------------------------------------------------------- one row, described two ways
 
+// Its formats are the literals below, each with one long long conversion.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
 std::string fmt(const char* f, long long v) {
     char buf[64];
     std::snprintf(buf, sizeof buf, f, v);
     return buf;
 }
+#pragma GCC diagnostic pop
 
 // Our table at `pc`: "cfa=r7+16 ra=offset-8 rbp=same rbx=same", "+ S" for a signal frame,
 // or "none". Expressions by their first operation.

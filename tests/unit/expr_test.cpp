@@ -503,14 +503,16 @@ TEST(ExprErrors, NestingLimit) {
 // crashed the run. The format is checked against the arguments' types at compile time.
 TEST(ExprErrors, PrintfFormatChecked) {
     CompileError e = err("printf(\"%s[%f] -> %s\\n\", prev_comm, prev_pid, prev_comm)");
-    EXPECT_EQ(e.message(), "printf format: '%f' needs a floating-point value: expressions have only integers");
+    EXPECT_EQ(e.message(),
+              "printf format: '%f' needs a floating-point value: expressions have only integers");
     EXPECT_EQ(e.column(), 7u);  // the format
     e = err("printf(\"%s[%s]\\n\", prev_comm, prev_pid)");
     EXPECT_NE(e.message().find("'%s' needs a string (char *), argument 2 is an integer"), std::string::npos);
     EXPECT_EQ(e.column(), 30u);  // prev_pid
     e = err("printf(\"%d\\n\", prev_comm)");
     EXPECT_NE(e.message().find("'%d' needs an integer, argument 1 is a string"), std::string::npos);
-    EXPECT_NE(err("printf(\"%d %d\", prev_pid)").message().find("reads 2 arguments, 1 given"), std::string::npos);
+    EXPECT_NE(err("printf(\"%d %d\", prev_pid)").message().find("reads 2 arguments, 1 given"),
+              std::string::npos);
     EXPECT_NE(err("printf(\"%d\", 1, 2)").message().find("reads 1 argument, 2 given"), std::string::npos);
     EXPECT_NE(err("printf(\"%n\", &prev_pid)").message().find("'%n' writes to memory"), std::string::npos);
     EXPECT_NE(err("printf(\"%s\", arr)").message().find("argument 1 is a pointer"), std::string::npos);

@@ -73,7 +73,8 @@ protected:
 // it (before Linux 6.1), the old event itself.
 TEST_F(MergedOnThisKernel, Resolved) {
     for (const char* old : {"kmalloc_node", "kmem_cache_alloc_node"}) {
-        std::vector<Resolved> v = resolve_event_list(std::string("kmem:") + old + "/bytes_alloc>8/", tep(), 0);
+        std::vector<Resolved> v =
+            resolve_event_list(std::string("kmem:") + old + "/bytes_alloc>8/", tep(), 0);
         ASSERT_EQ(v.size(), 1u);
         const Resolved& r = v[0];
         ASSERT_NE(r.tp, nullptr);

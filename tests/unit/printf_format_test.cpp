@@ -73,8 +73,8 @@ TEST(PrintfFormat, PiecesAndNeeds) {
     EXPECT_TRUE(parsed("no conversions").needs.empty());
     // Flags written twice are kept once; every length modifier of the integers.
     EXPECT_EQ(parsed("%--5d").pieces[0].spec, "%-5lld");
-    for (auto [m, bits] : {std::pair{"hh", 8}, {"h", 16}, {"", 32}, {"l", 64}, {"ll", 64}, {"z", 64}, {"j", 64},
-                           {"t", 64}})
+    for (auto [m, bits] :
+         {std::pair{"hh", 8}, {"h", 16}, {"", 32}, {"l", 64}, {"ll", 64}, {"z", 64}, {"j", 64}, {"t", 64}})
         EXPECT_EQ(parsed(std::string("%") + m + "u").pieces[0].bits, bits) << m;
 }
 
@@ -99,6 +99,7 @@ TEST(PrintfFormat, Refused) {
     EXPECT_NE(e.find("'%\\n'"), std::string::npos) << e;
     EXPECT_EQ(e.find('\n'), std::string::npos);
     EXPECT_NE(parse_error("%\x01").find("'%\\x01'"), std::string::npos);
+    EXPECT_NE(parse_error(std::string("%\0d", 3)).find("unknown conversion '%\\x00'"), std::string::npos);
     for (const char* f : {"%Ld", "%qd", "%lllx"})
         EXPECT_NE(parse_error(f).find("length modifier"), std::string::npos) << f;
     for (const char* f : {"%hs", "%lp", "%hhc", "%zs"})
@@ -124,10 +125,12 @@ TEST(PrintfFormat, ArgumentsChecked) {
     // The crash of issue 24: "%s[%f] -> %s" never gets this far (parse refuses %f); with %d the
     // string/integer mismatch of the second argument is named.
     EXPECT_EQ(check_error("%s[%d] -> %s\n", {S, I, S}), "");
-    EXPECT_NE(check_error("%s[%s] -> %s\n", {S, I, S}, &bad).find("'%s' needs a string (char *), argument 2 is an integer"),
+    EXPECT_NE(check_error("%s[%s] -> %s\n", {S, I, S}, &bad)
+                  .find("'%s' needs a string (char *), argument 2 is an integer"),
               std::string::npos);
     EXPECT_EQ(bad, 1u);
-    EXPECT_NE(check_error("%d", {S}, &bad).find("'%d' needs an integer, argument 1 is a string"), std::string::npos);
+    EXPECT_NE(check_error("%d", {S}, &bad).find("'%d' needs an integer, argument 1 is a string"),
+              std::string::npos);
     EXPECT_EQ(bad, 0u);
     EXPECT_NE(check_error("%lx", {P}).find("needs an integer, argument 1 is a pointer"), std::string::npos);
     EXPECT_NE(check_error("%c", {S}).find("needs an integer"), std::string::npos);
