@@ -251,7 +251,8 @@ fuzz: $(FUZZ_BINS)
 # vs perf sched record + latency + timehist -s under the same storm (bench/task_state_bench.py),
 # multi-trace's run-queue latency vs perf sched record + latency under the same storm
 # (bench/multi_trace_bench.py), profile -F 1000 -g vs perf record + perf script under a CPU-bound load
-# (bench/profile_bench.py), profile --call-graph dwarf vs perf record --call-graph dwarf + perf script
+# (bench/profile_bench.py), the start-up and exit cost of short runs (bench/startup_bench.py),
+# profile --call-graph dwarf vs perf record --call-graph dwarf + perf script
 # under a load without frame pointers, and the CFI table's costs on libLLVM (bench/unwind_bench.py,
 # bench/cfi_bench.cpp), profile -g of a command's threads and children vs perf record -g
 # (bench/inherit_bench.py), flame-graph rendering of 10k-300k stacks (bench/flamegraph_bench.py),
@@ -268,6 +269,7 @@ bench: deps
 	/usr/bin/python3 bench/unwind_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/nofp
 	/usr/bin/python3 bench/inherit_bench.py --perf-prof ./perf-prof --load $(BUILD)/workloads/family
 	/usr/bin/python3 bench/flamegraph_bench.py --perf-prof ./perf-prof
+	/usr/bin/python3 bench/startup_bench.py --perf-prof ./perf-prof
 	@# --symbols vs google-pprof and addr2line; libLLVM-14.so (package llvm-14) is a bench-only dependency.
 	@dpkg-query -W -f='$${Status}' llvm-14 2>/dev/null | grep -q 'install ok installed' || \
 	    { echo "installing: llvm-14 (bench only)"; apt-get update -qq && \

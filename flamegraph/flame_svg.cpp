@@ -19,6 +19,7 @@ constexpr double kBottom = 34;  // the details line under the frames
 constexpr double kFontSize = 12;
 constexpr double kCharWidth = 0.59 * kFontSize;  // Verdana's average advance, close enough to cut labels
 constexpr uint32_t kNone = UINT32_MAX;
+constexpr size_t kChunk = 1 << 16;  // the SVG goes to its sink in pieces of about this size
 
 // One colour range per frame kind (and for the palettes --colors names): a base and the span
 // the name's hash moves each channel through, so one function keeps its colour in every graph.
@@ -139,115 +140,110 @@ std::string_view fit_label(std::string_view name, double width, bool& cut) {
     return name.substr(0, n);
 }
 
-struct Node {
-    uint32_t name = kNone;  // kNone: the root
-    uint32_t depth = 0;
-    uint32_t first_child = kNone, next_sibling = kNone, last_child = kNone;
-    uint64_t start = 0, count = 0;
+// The stacks in tree order: sorted by their frames' names (ties by frame id, so that names
+// differing only in annotation stay apart), a stack before the longer ones it is a prefix of.
+// A frame of the merged tree is then a run of consecutive stacks sharing its path: it starts
+// after the counts of the stacks before the run and is as wide as the run's counts. The tree
+// is walked on the sorted stacks and never built: a node per frame would cost more than the
+// stacks themselves (millions of frames from 300k stacks).
+class TreeOrder {
+public:
+    TreeOrder(const FoldedStacks& stacks, bool reverse) : stacks_(stacks), reverse_(reverse) {
+        const size_t names = stacks.name_count();
+        std::vector<uint32_t> by_name(names);
+        std::iota(by_name.begin(), by_name.end(), 0u);
+        std::sort(by_name.begin(), by_name.end(), [&](uint32_t a, uint32_t b) {
+            const int c = stacks.name(a).compare(stacks.name(b));
+            return c != 0 ? c < 0 : a < b;
+        });
+        std::vector<uint32_t> rank(names);
+        for (uint32_t i = 0; i < names; i++) rank[by_name[i]] = i;
+        order_.resize(stacks.size());
+        std::iota(order_.begin(), order_.end(), 0u);
+        std::sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
+            const auto fa = stacks.frames(a), fb = stacks.frames(b);
+            const size_t n = std::min(fa.size(), fb.size());
+            for (size_t d = 0; d < n; d++) {
+                const uint32_t ra = rank[reverse_ ? fa[fa.size() - 1 - d] : fa[d]];
+                const uint32_t rb = rank[reverse_ ? fb[fb.size() - 1 - d] : fb[d]];
+                if (ra != rb) return ra < rb;
+            }
+            return fa.size() < fb.size();
+        });
+        before_.resize(order_.size() + 1);
+        for (size_t i = 0; i < order_.size(); i++) before_[i + 1] = before_[i] + stacks.count(order_[i]);
+    }
+    size_t size() const { return order_.size(); }
+    size_t depth(size_t i) const { return stacks_.frames(order_[i]).size(); }
+    // The name id of the i-th stack's frame at depth d + 1 (d < depth(i)).
+    uint32_t frame(size_t i, size_t d) const {
+        const auto f = stacks_.frames(order_[i]);
+        return reverse_ ? f[f.size() - 1 - d] : f[d];
+    }
+    // The counts of the stacks before the i-th.
+    uint64_t before(size_t i) const { return before_[i]; }
+
+private:
+    const FoldedStacks& stacks_;
+    bool reverse_;
+    std::vector<uint32_t> order_;
+    std::vector<uint64_t> before_;
 };
 
-// Merges the stacks into a tree: stacks sorted by their frame names (ties by frame id, so that
-// names differing only in annotation stay apart), then walked once, each stack reusing the
-// path its predecessor left open. Children end up in name order and contiguous.
-std::vector<Node> build_tree(const FoldedStacks& stacks, bool reverse) {
-    const size_t names = stacks.name_count();
-    std::vector<uint32_t> by_name(names);
-    std::iota(by_name.begin(), by_name.end(), 0u);
-    std::sort(by_name.begin(), by_name.end(), [&](uint32_t a, uint32_t b) {
-        const int c = stacks.name(a).compare(stacks.name(b));
-        return c != 0 ? c < 0 : a < b;
-    });
-    std::vector<uint32_t> rank(names);
-    for (uint32_t i = 0; i < names; i++) rank[by_name[i]] = i;
-
-    const auto& all = stacks.stacks();
-    std::vector<std::vector<uint32_t>> ranked(all.size());
-    for (size_t i = 0; i < all.size(); i++) {
-        auto& r = ranked[i];
-        r.reserve(all[i].frames.size());
-        for (uint32_t id : all[i].frames) r.push_back(rank[id]);
-        if (reverse) std::reverse(r.begin(), r.end());
-    }
-    std::vector<uint32_t> order(all.size());
-    std::iota(order.begin(), order.end(), 0u);
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return ranked[a] < ranked[b]; });
-
-    std::vector<Node> nodes(1);
-    nodes[0].count = stacks.total();
-    std::vector<uint32_t> path;  // open nodes, path[d] at depth d + 1
-    uint64_t cursor = 0;
-    for (uint32_t i : order) {
-        const auto& r = ranked[i];
-        size_t common = 0;
-        while (common < path.size() && common < r.size() && nodes[path[common]].name == by_name[r[common]])
-            common++;
-        path.resize(common);
-        for (size_t d = common; d < r.size(); d++) {
-            const uint32_t parent = d ? path[d - 1] : 0;
-            const auto id = static_cast<uint32_t>(nodes.size());
-            Node n;
-            n.name = by_name[r[d]];
-            n.depth = uint32_t(d + 1);
-            n.start = cursor;
-            nodes.push_back(n);
-            Node& p = nodes[parent];
-            if (p.last_child == kNone)
-                p.first_child = id;
-            else
-                nodes[p.last_child].next_sibling = id;
-            p.last_child = id;
-            path.push_back(id);
-        }
-        for (uint32_t id : path) nodes[id].count += all[i].count;
-        cursor += all[i].count;
-    }
-    return nodes;
-}
-
-// A frame to draw: a node, or a merge of narrow siblings.
+// A frame to draw: a node of the tree, or a merge of narrow siblings.
 struct Drawn {
-    uint32_t node;  // kNone for a merge
+    uint32_t name;  // kNone for the root and for a merge
     uint32_t depth;
     uint64_t start, count;
     uint32_t merged;  // siblings in a merge
 };
 
-// Pre-order, each frame at least `min_count` wide; narrow siblings side by side merged.
-std::vector<Drawn> choose_frames(const std::vector<Node>& nodes, double min_count) {
-    std::vector<Drawn> out;
-    std::vector<uint32_t> todo{0}, wide;
-    out.reserve(nodes.size() < 65536 ? nodes.size() : 65536);
+// Calls `draw` with the frames at least `min_count` wide in pre-order, narrow siblings side by
+// side merged: a node, the merges among its children, then its wide children's subtrees.
+template <class Draw>
+void walk_frames(const TreeOrder& t, double min_count, Draw&& draw) {
+    struct Run {
+        size_t begin, end;  // its stacks
+        uint32_t depth;
+    };
+    std::vector<Run> todo{{0, t.size(), 0}}, wide;
     while (!todo.empty()) {
-        const uint32_t id = todo.back();
+        const Run n = todo.back();
         todo.pop_back();
-        const Node& n = nodes[id];
-        out.push_back({id, n.depth, n.start, n.count, 0});
+        const uint32_t name = n.depth ? t.frame(n.begin, n.depth - 1) : kNone;
+        draw(Drawn{name, n.depth, t.before(n.begin), t.before(n.end) - t.before(n.begin), 0});
         // Children in order: wide ones are drawn (their own children later), runs of narrow
         // ones become one merge frame if the run is wide enough.
         wide.clear();
         Drawn run{kNone, n.depth + 1, 0, 0, 0};
         auto close_run = [&] {
             // A lone narrow frame is dropped: its parent still counts its samples.
-            if (run.merged >= 2 && double(run.count) >= min_count) out.push_back(run);
+            if (run.merged >= 2 && double(run.count) >= min_count) draw(run);
             run.merged = 0;
             run.count = 0;
         };
-        for (uint32_t c = n.first_child; c != kNone; c = nodes[c].next_sibling) {
-            if (double(nodes[c].count) >= min_count) {
+        size_t i = n.begin;
+        while (i < n.end && t.depth(i) == n.depth) i++;  // the stacks that end here come first
+        while (i < n.end) {
+            const uint32_t id = t.frame(i, n.depth);
+            size_t j = i + 1;
+            while (j < n.end && t.frame(j, n.depth) == id) j++;
+            const uint64_t count = t.before(j) - t.before(i);
+            if (double(count) >= min_count) {
                 close_run();
-                wide.push_back(c);
-                continue;
+                wide.push_back({i, j, n.depth + 1});
+            } else {
+                if (run.merged == 0) run.start = t.before(i);
+                run.merged++;
+                run.count += count;
             }
-            if (run.merged == 0) run.start = nodes[c].start;
-            run.merged++;
-            run.count += nodes[c].count;
+            i = j;
         }
         close_run();
         // Order among frames does not matter to the picture: wide children are drawn after the
         // merges beside them, the first one first.
         todo.insert(todo.end(), wide.rbegin(), wide.rend());
     }
-    return out;
 }
 
 }  // namespace
@@ -263,30 +259,34 @@ bool valid_palette(const std::string& name) {
     return false;
 }
 
-std::string render_flame_graph(const FoldedStacks& stacks, const FlameOptions& opt, FlameStats* stats) {
-    const std::vector<Node> nodes = build_tree(stacks, opt.reverse);
+void render_flame_graph(const FoldedStacks& stacks, const FlameOptions& opt, const TextSink& sink,
+                        FlameStats* stats) {
+    const TreeOrder tree(stacks, opt.reverse);
     const double total = double(stacks.total());
     const double inner = std::max(1.0, double(opt.width) - 2 * kPad);
     const double min_count =
         opt.min_width_percent ? total * opt.min_width / 100 : total * opt.min_width / inner;
-    const std::vector<Drawn> frames = choose_frames(nodes, min_count);
 
+    // Two walks: the first for the picture's height and legend, which come before the frames.
     uint32_t max_depth = 0;
-    size_t merged = 0;
-    for (const Drawn& d : frames) {
+    size_t frames = 0, merged = 0;
+    bool present[8] = {};  // kinds drawn, by palette
+    walk_frames(tree, min_count, [&](const Drawn& d) {
+        frames++;
         max_depth = std::max(max_depth, d.depth);
         merged += d.merged != 0;
-    }
+        if (d.name != kNone) present[&palette_of(stacks.kind(d.name)) - kPalettes] = true;
+    });
     const double fh = opt.frame_height;
     const int height = int(kTop + (max_depth + 1) * fh + kBottom);
-    if (stats) *stats = {frames.size(), merged, int(max_depth + 1)};
+    if (stats) *stats = {frames, merged, int(max_depth + 1)};
 
     const Palette* override = nullptr;
     for (size_t i = kFirstOverride; i < std::size(kPalettes); i++)
         if (opt.colors == kPalettes[i].name) override = &kPalettes[i];
 
     std::string out;
-    out.reserve(4096 + frames.size() * 160);
+    out.reserve(kChunk + 4096);
     begin_document(out, opt.width, height,
                    "text { font-family: Verdana, 'DejaVu Sans', sans-serif; font-size: 12px; fill: #000; }\n"
                    "#title { font-size: 17px; text-anchor: middle; }\n"
@@ -351,13 +351,6 @@ std::string render_flame_graph(const FoldedStacks& stacks, const FlameOptions& o
 
     // The legend: the kinds present, in a fixed order.
     if (!override) {
-        bool present[8] = {};
-        for (const Drawn& d : frames)
-            if (d.node != kNone && nodes[d.node].name != kNone) {
-                const FrameKind k = stacks.kind(nodes[d.node].name);
-                for (int i = 0; i < 7; i++)
-                    if (&palette_of(k) == &kPalettes[i]) present[i] = true;
-            }
         out += "<g id=\"legend\">";
         double x = kPad;
         static constexpr FrameKind kOrder[] = {FrameKind::User,    FrameKind::Library, FrameKind::Kernel,
@@ -383,8 +376,8 @@ std::string render_flame_graph(const FoldedStacks& stacks, const FlameOptions& o
     out += "<g id=\"frames\">\n";
     const double scale = inner / (total > 0 ? total : 1);
     std::string name_buf;
-    for (const Drawn& d : frames) {
-        const bool root = d.node == 0;
+    walk_frames(tree, min_count, [&](const Drawn& d) {
+        const bool root = d.depth == 0;
         std::string_view name;
         const Palette* pal = &kPalettes[7];
         if (d.merged) {
@@ -394,7 +387,7 @@ std::string render_flame_graph(const FoldedStacks& stacks, const FlameOptions& o
             name = "all";
             pal = &kPalettes[5];
         } else {
-            const uint32_t id = nodes[d.node].name;
+            const uint32_t id = d.name;
             name = stacks.name(id);
             pal =
                 override && stacks.kind(id) != FrameKind::Separator ? override : &palette_of(stacks.kind(id));
@@ -444,11 +437,22 @@ std::string render_flame_graph(const FoldedStacks& stacks, const FlameOptions& o
             out += "</text>";
         }
         out += "</g>\n";
-    }
+        if (out.size() >= kChunk) {
+            sink(out);
+            out.clear();
+        }
+    });
     out += "</g>\n</g>\n";
     append_script(out, k_flamegraph_js);
     end_document(out);
-    return out;
+    sink(out);
+}
+
+std::string render_flame_graph(const FoldedStacks& stacks, const FlameOptions& opt, FlameStats* stats) {
+    std::string svg;
+    render_flame_graph(
+        stacks, opt, [&](std::string_view piece) { svg.append(piece); }, stats);
+    return svg;
 }
 
 }  // namespace perfprof::flamegraph

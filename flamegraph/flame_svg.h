@@ -10,6 +10,7 @@
 #include <string>
 
 #include "flamegraph/folded.h"
+#include "flamegraph/svg.h"
 
 namespace perfprof::flamegraph {
 
@@ -36,7 +37,11 @@ struct FlameStats {
     int depth = 0;      // levels drawn
 };
 
-// The SVG of `stacks`, which must not be empty.
+// The SVG of `stacks`, which must not be empty, handed to `sink` in pieces as it is made (a
+// picture of millions of frames is never whole in memory).
+void render_flame_graph(const FoldedStacks& stacks, const FlameOptions& opt, const TextSink& sink,
+                        FlameStats* stats = nullptr);
+// The same, whole.
 std::string render_flame_graph(const FoldedStacks& stacks, const FlameOptions& opt,
                                FlameStats* stats = nullptr);
 

@@ -76,65 +76,77 @@ uint32_t FoldedStacks::intern(std::string_view raw) {
 }
 
 void FoldedStacks::add(std::string_view stack, uint64_t n) {
-    scratch_.clear();
+    const size_t first = frames_.size();
     size_t pos = 0;
     while (pos <= stack.size()) {
         size_t end = stack.find(';', pos);
         if (end == std::string_view::npos) end = stack.size();
-        if (end > pos) scratch_.push_back(intern(stack.substr(pos, end - pos)));
+        if (end > pos) frames_.push_back(intern(stack.substr(pos, end - pos)));
         pos = end + 1;
     }
-    if (scratch_.empty() || n == 0) return;
-    stacks_.push_back({scratch_, n});
+    const size_t size = frames_.size() - first;
+    if (size == 0 || size > UINT32_MAX || n == 0) {
+        frames_.resize(first);
+        return;
+    }
+    stacks_.push_back({first, uint32_t(size), n});
     total_ += n;
 }
 
-ParseReport parse_folded(std::string_view text, FoldedStacks& out) {
-    ParseReport r;
-    size_t line_no = 0, pos = 0;
+void FoldedReader::feed(std::string_view text) {
+    if (!partial_.empty()) {
+        const size_t nl = text.find('\n');
+        partial_.append(text.substr(0, nl));
+        if (nl == std::string_view::npos) return;
+        line(partial_);
+        partial_.clear();
+        text.remove_prefix(nl + 1);
+    }
+    size_t pos = 0;
+    for (size_t nl; (nl = text.find('\n', pos)) != std::string_view::npos; pos = nl + 1)
+        line(text.substr(pos, nl - pos));
+    partial_.assign(text.substr(pos));
+}
+
+ParseReport FoldedReader::finish() {
+    if (!partial_.empty()) line(partial_);
+    partial_.clear();
+    return report_;
+}
+
+void FoldedReader::line(std::string_view line) {
+    ParseReport& r = report_;
+    line_no_++;
     auto bad = [&](const char* why) {
         if (r.bad++ == 0) {
-            r.first_bad = line_no;
+            r.first_bad = line_no_;
             r.why = why;
         }
     };
-    while (pos < text.size()) {
-        size_t nl = text.find('\n', pos);
-        if (nl == std::string_view::npos) nl = text.size();
-        std::string_view line = text.substr(pos, nl - pos);
-        pos = nl + 1;
-        line_no++;
-        while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
-            line.remove_suffix(1);
-        if (line.empty()) continue;
-        const size_t sp = line.find_last_of(" \t");
-        if (sp == std::string_view::npos) {
-            bad("no count after the stack");
-            continue;
-        }
-        std::string_view count = line.substr(sp + 1), stack = line.substr(0, sp);
-        // A differential pair "STACK BEFORE AFTER": the second count is drawn.
-        const size_t sp2 = stack.find_last_of(" \t");
-        if (sp2 != std::string_view::npos && all_digits(stack.substr(sp2 + 1))) stack = stack.substr(0, sp2);
-        while (!stack.empty() && (stack.back() == ' ' || stack.back() == '\t')) stack.remove_suffix(1);
-        uint64_t n = 0;
-        if (!all_digits(count)) {
-            bad("the count is not a whole number");
-            continue;
-        }
-        if (std::from_chars(count.data(), count.data() + count.size(), n).ec != std::errc() ||
-            out.total() + n < out.total()) {
-            bad("the count is too large");
-            continue;
-        }
-        if (stack.find_first_not_of(';') == std::string_view::npos) {
-            bad("the stack is empty");
-            continue;
-        }
-        r.lines++;
-        out.add(stack, n);
-    }
-    return r;
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
+        line.remove_suffix(1);
+    if (line.empty()) return;
+    const size_t sp = line.find_last_of(" \t");
+    if (sp == std::string_view::npos) return bad("no count after the stack");
+    std::string_view count = line.substr(sp + 1), stack = line.substr(0, sp);
+    // A differential pair "STACK BEFORE AFTER": the second count is drawn.
+    const size_t sp2 = stack.find_last_of(" \t");
+    if (sp2 != std::string_view::npos && all_digits(stack.substr(sp2 + 1))) stack = stack.substr(0, sp2);
+    while (!stack.empty() && (stack.back() == ' ' || stack.back() == '\t')) stack.remove_suffix(1);
+    uint64_t n = 0;
+    if (!all_digits(count)) return bad("the count is not a whole number");
+    if (std::from_chars(count.data(), count.data() + count.size(), n).ec != std::errc() ||
+        out_.total() + n < out_.total())
+        return bad("the count is too large");
+    if (stack.find_first_not_of(';') == std::string_view::npos) return bad("the stack is empty");
+    r.lines++;
+    out_.add(stack, n);
+}
+
+ParseReport parse_folded(std::string_view text, FoldedStacks& out) {
+    FoldedReader r(out);
+    r.feed(text);
+    return r.finish();
 }
 
 }  // namespace perfprof::flamegraph

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -34,11 +35,12 @@ public:
     // The kind of a name that has no annotation of its own (from who made the stacks).
     void set_kind(std::string_view name, FrameKind kind);
 
-    struct Stack {
-        std::vector<uint32_t> frames;  // name ids, root first
-        uint64_t count = 0;
-    };
-    const std::vector<Stack>& stacks() const { return stacks_; }
+    // Stack i: its name ids, root first, and its count. Stacks keep the order they were added in.
+    size_t size() const { return stacks_.size(); }
+    std::span<const uint32_t> frames(size_t i) const {
+        return {frames_.data() + stacks_[i].first, stacks_[i].size};
+    }
+    uint64_t count(size_t i) const { return stacks_[i].count; }
     const std::string& name(uint32_t id) const { return names_[id]; }
     FrameKind kind(uint32_t id) const { return kinds_[id]; }
     size_t name_count() const { return names_.size(); }
@@ -53,8 +55,15 @@ private:
     std::vector<FrameKind> kinds_;
     std::unordered_map<std::string_view, uint32_t> ids_;  // views into raw_
     std::unordered_map<std::string, FrameKind> hints_;
+    // Every stack's frames end to end in one array: a 300k-stack file holds millions of frames,
+    // and a vector per stack would cost more in headers and allocations than in ids.
+    struct Stack {
+        size_t first;
+        uint32_t size;
+        uint64_t count;
+    };
+    std::vector<uint32_t> frames_;
     std::vector<Stack> stacks_;
-    std::vector<uint32_t> scratch_;
     uint64_t total_ = 0;
 };
 
@@ -66,7 +75,26 @@ struct ParseReport {
     std::string why;       // what is wrong with it
 };
 
-// Reads folded text into `out`. Never throws: a bad line is skipped and reported.
+// Reads folded text into `out` in pieces of any size, so that a file need not be whole in
+// memory: each line is parsed once its newline (or finish()) comes. Never throws: a bad line is
+// skipped and reported.
+class FoldedReader {
+public:
+    explicit FoldedReader(FoldedStacks& out) : out_(out) {}
+    void feed(std::string_view text);
+    // Parses a last line without a newline; what the whole text held.
+    ParseReport finish();
+
+private:
+    void line(std::string_view line);
+
+    FoldedStacks& out_;
+    ParseReport report_;
+    size_t line_no_ = 0;
+    std::string partial_;  // a line whose newline has not come yet
+};
+
+// The same for a text that is whole.
 ParseReport parse_folded(std::string_view text, FoldedStacks& out);
 
 }  // namespace perfprof::flamegraph

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/fd.h"
 #include "core/text.h"
 #include "perf-prof/error.h"
 
@@ -127,24 +128,31 @@ void end_document(std::string& out) {
 }
 
 void write_file(const std::string& path, std::string_view text) {
+    write_file(path, [&](const TextSink& sink) { sink(text); });
+}
+
+void write_file(const std::string& path, const std::function<void(const TextSink&)>& produce) {
     if (path.empty() || path == "-") {
-        if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
-            throw Error::sys(errno, "cannot write the picture to stdout");
+        produce([](std::string_view piece) {
+            if (std::fwrite(piece.data(), 1, piece.size(), stdout) != piece.size())
+                throw Error::sys(errno, "cannot write the picture to stdout");
+        });
+        if (std::fflush(stdout) != 0) throw Error::sys(errno, "cannot write the picture to stdout");
         return;
     }
     const std::string tmp = path + ".tmp";
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) throw Error::sys(errno, "cannot create '" + path + "'");
-    if (!core::write_all(fd, text)) {
-        const int e = errno;
-        ::close(fd);
+    core::Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (!fd) throw Error::sys(errno, "cannot create '" + path + "'");
+    try {
+        produce([&](std::string_view piece) {
+            if (!core::write_all(fd.get(), piece)) throw Error::sys(errno, "cannot write '" + path + "'");
+        });
+        if (::close(fd.release()) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0)
+            throw Error::sys(errno, "cannot write '" + path + "'");
+    } catch (...) {
+        fd.reset();
         ::unlink(tmp.c_str());
-        throw Error::sys(e, "cannot write '" + path + "'");
-    }
-    if (::close(fd) != 0 || std::rename(tmp.c_str(), path.c_str()) != 0) {
-        const int e = errno;
-        ::unlink(tmp.c_str());
-        throw Error::sys(e, "cannot write '" + path + "'");
+        throw;
     }
 }
 

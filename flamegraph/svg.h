@@ -1,9 +1,10 @@
 // The SVG text primitives both pictures share (flame graphs, heat maps): XML escaping,
-// locale-independent numbers, the document frame and the embedded script. Output is built in
-// a std::string and written once, so a picture is either complete or absent.
+// locale-independent numbers, the document frame and the embedded script. A picture goes to
+// its file through a temporary one renamed into place, so it is either complete or absent.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -27,8 +28,13 @@ void begin_document(std::string& out, int width, int height, std::string_view cs
 void append_script(std::string& out, std::string_view js);
 void end_document(std::string& out);
 
+// Where a picture's text goes as it is made: its pieces in order.
+using TextSink = std::function<void(std::string_view)>;
+
 // Writes `text` to `path` ("" or "-" = stdout) through a temporary file renamed into place, so
 // a reader never sees half a picture. Throws Error naming the path on failure.
 void write_file(const std::string& path, std::string_view text);
+// The same for the pieces `produce` hands its sink; if it throws, `path` is left as it was.
+void write_file(const std::string& path, const std::function<void(const TextSink&)>& produce);
 
 }  // namespace perfprof::flamegraph

@@ -84,17 +84,18 @@ std::shared_ptr<ProfilerOptions> make_options() {
     return std::make_shared<FlamegraphOptions>();
 }
 
-std::string read_input(const std::string& path) {
+// Parsed as it is read: the stacks hold all the text says, in less memory than the text.
+flamegraph::ParseReport read_input(const std::string& path, flamegraph::FoldedStacks& stacks) {
     FILE* in = path == "-" ? stdin : std::fopen(path.c_str(), "re");
     if (!in) throw Error::sys(errno, "cannot open '" + path + "'");
-    std::string text;
+    flamegraph::FoldedReader reader(stacks);
     char buf[1 << 16];
     size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, in)) > 0) text.append(buf, n);
+    while ((n = std::fread(buf, 1, sizeof buf, in)) > 0) reader.feed({buf, n});
     const bool failed = std::ferror(in);
     if (in != stdin) std::fclose(in);
     if (failed) throw Error::sys(EIO, "cannot read '" + path + "'");
-    return text;
+    return reader.finish();
 }
 
 int render(const Options& opt) {
@@ -103,9 +104,8 @@ int render(const Options& opt) {
                                                 : "flamegraph: one folded file at a time");
     const std::string& path = opt.workload.front();
     const auto& own = opt.own_as<FlamegraphOptions>();
-    const std::string text = read_input(path);
     flamegraph::FoldedStacks stacks;
-    const flamegraph::ParseReport report = flamegraph::parse_folded(text, stacks);
+    const flamegraph::ParseReport report = read_input(path, stacks);
     const std::string shown = path == "-" ? "stdin" : path;
     if (stacks.empty()) {
         if (report.bad)
@@ -115,7 +115,8 @@ int render(const Options& opt) {
     }
     flamegraph::FlameOptions fg = own.fg;
     if (!own.title_given && fg.reverse) fg.title = "Flame Graph (reversed)";
-    flamegraph::write_file("", flamegraph::render_flame_graph(stacks, fg));
+    flamegraph::write_file(
+        "", [&](const flamegraph::TextSink& sink) { flamegraph::render_flame_graph(stacks, fg, sink); });
     if (report.bad) {
         std::fprintf(stderr, "perf-prof: %s:%zu: %s; skipped %zu such line%s, drew the other %zu\n",
                      shown.c_str(), report.first_bad, report.why.c_str(), report.bad,

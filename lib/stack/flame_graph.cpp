@@ -176,7 +176,8 @@ void FlameGraph::write_svg(const std::string& prefix) {
         path += "-" + stamp + (same_second_ > 1 ? "-" + std::to_string(same_second_) : "");
     }
     path += ".svg";
-    flamegraph::write_file(path, flamegraph::render_flame_graph(stacks, o));
+    flamegraph::write_file(
+        path, [&](const flamegraph::TextSink& sink) { flamegraph::render_flame_graph(stacks, o, sink); });
     last_svg_ = path;
     svgs_++;
 }

@@ -54,7 +54,9 @@ bool is_library(std::string_view path) {
 }  // namespace
 
 sym::SymsCache& shared_syms() {
-    static sym::SymsCache cache;
+    // Never destroyed: the objects of every process seen, their mappings and tables go with the
+    // process at exit, not one munmap and free at a time after the outputs are written.
+    static sym::SymsCache& cache = *new sym::SymsCache();
     return cache;
 }
 

@@ -71,11 +71,61 @@ bool parse_line(char* line, char* end, uint64_t& addr, char*& name, char*& name_
 }  // namespace
 
 Kallsyms::Kallsyms(const std::string& text) {
-    text_ = Block(text.size() + 1);
-    text_len_ = text.size();
-    std::memcpy(text_.data(), text.data(), text.size());
-    text_.data()[text.size()] = '\0';
-    index();
+    std::call_once(full_once_, [&] {
+        text_ = Block(text.size() + 1);
+        text_len_ = text.size();
+        std::memcpy(text_.data(), text.data(), text.size());
+        text_.data()[text.size()] = '\0';
+        index();
+        full_read_ = true;
+    });
+}
+
+Kallsyms::Kallsyms(std::string path, std::string cache_dir, Identity identity)
+    : path_(std::move(path)), cache_dir_(std::move(cache_dir)), identity_(identity) {}
+
+void Kallsyms::open_cache() const {
+    std::call_once(cache_once_, [&] {
+        if (cache_dir_.empty() || !identity_) return;
+        kernel_ = identity_(path_.c_str());
+        cache_ = KallsymsCache::open(cache_dir_, kernel_);
+    });
+}
+
+// Filled once, under full_once_, in an object that is never itself const.
+void Kallsyms::load_full() const {
+    open_cache();
+    std::call_once(full_once_, [&] {
+        auto& self = const_cast<Kallsyms&>(*this);
+        try {
+            self.load_file(path_.c_str());
+        } catch (...) {
+            self.entries_.clear();
+        }
+        full_read_ = true;
+        if (!cache_) write_cache();
+    });
+}
+
+// The table as the cache takes it. A name was cut in place at its first blank: a module column
+// ("\t[ext4]") follows that byte.
+void Kallsyms::write_cache() const {
+    if (cache_dir_.empty() || kernel_.text == 0 || entries_.empty()) return;
+    const char* const end = text_.data() + text_len_;
+    std::vector<KernelSymbol> table;
+    table.reserve(entries_.size());
+    for (const Entry& e : entries_) {
+        const char* q = e.name + std::strlen(e.name);
+        if (q < end) ++q;
+        while (q < end && (*q == ' ' || *q == '\t')) ++q;
+        table.push_back({e.addr, e.name, q < end && *q == '['});
+    }
+    KallsymsCache::write(cache_dir_, kernel_, table);
+}
+
+size_t Kallsyms::size() const {
+    load_full();
+    return entries_.size();
 }
 
 // §5.2: before 5.5 JIT-ed BPF programs only appear in kallsyms with bpf_jit_kallsyms on; turn it
@@ -141,7 +191,9 @@ void Kallsyms::index() {
             next = nl ? nl + 1 : end;
         }
         if (!next) {
-            char* nl = static_cast<char*>(std::memchr(name_end, '\n', static_cast<size_t>(end - name_end)));
+            char* nl = name_end < end
+                           ? static_cast<char*>(std::memchr(name_end, '\n', size_t(end - name_end)))
+                           : nullptr;
             next = nl ? nl + 1 : end;
         }
         if (ok) {
@@ -161,6 +213,9 @@ void Kallsyms::index() {
 }
 
 const char* Kallsyms::find(uint64_t addr, uint64_t* offset) const {
+    open_cache();
+    if (cache_ && cache_->covers(addr)) return cache_->find(addr, offset);
+    load_full();
     auto it = std::upper_bound(entries_.begin(), entries_.end(), addr,
                                [](uint64_t a, const Entry& x) { return a < x.addr; });
     if (it == entries_.begin()) return nullptr;
@@ -176,12 +231,7 @@ std::shared_ptr<Kallsyms> Kallsyms::get() {
     static std::weak_ptr<Kallsyms> shared;
     std::lock_guard<std::mutex> lock(mu);
     if (auto sp = shared.lock()) return sp;
-    std::shared_ptr<Kallsyms> sp(new Kallsyms());
-    try {
-        sp->load_file("/proc/kallsyms");
-    } catch (...) {
-        sp.reset(new Kallsyms());
-    }
+    auto sp = std::make_shared<Kallsyms>("/proc/kallsyms", kallsyms_cache_dir(), running_kernel);
     shared = sp;
     return sp;
 }

@@ -1,8 +1,11 @@
 // The flame-graph renderer's pure parts: folded parsing, frame kinds, the SVG primitives, the
 // tree layout and the merging of narrow frames.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <clocale>
+#include <fstream>
 #include <regex>
 #include <string>
 
@@ -43,11 +46,14 @@ TEST(Folded, ParsesLinesAndCounts) {
     EXPECT_EQ(r.lines, 4u);
     EXPECT_EQ(r.bad, 0u);
     EXPECT_EQ(s.total(), 10u);
-    ASSERT_EQ(s.stacks().size(), 4u);
-    EXPECT_EQ(s.stacks()[0].frames.size(), 3u);
-    EXPECT_EQ(s.name(s.stacks()[0].frames[2]), "c");
+    ASSERT_EQ(s.size(), 4u);
+    EXPECT_EQ(s.frames(0).size(), 3u);
+    EXPECT_EQ(s.name(s.frames(0)[2]), "c");
+    EXPECT_EQ(s.name(s.frames(1)[1]), "b");
+    EXPECT_EQ(s.frames(1).size(), 2u);
+    EXPECT_EQ(s.count(1), 2u);
     // Interned: the same frame text is one id.
-    EXPECT_EQ(s.stacks()[0].frames, s.stacks()[3].frames);
+    EXPECT_TRUE(std::ranges::equal(s.frames(0), s.frames(3)));
 }
 
 TEST(Folded, ReportsTheFirstBadLineAndKeepsTheRest) {
@@ -64,9 +70,9 @@ TEST(Folded, ReportsTheFirstBadLineAndKeepsTheRest) {
 TEST(Folded, DifferentialPairsDrawTheSecondCount) {
     FoldedStacks s;
     parse_folded("a;b 10 25\n", s);
-    ASSERT_EQ(s.stacks().size(), 1u);
-    EXPECT_EQ(s.stacks()[0].count, 25u);
-    EXPECT_EQ(s.stacks()[0].frames.size(), 2u);
+    ASSERT_EQ(s.size(), 1u);
+    EXPECT_EQ(s.count(0), 25u);
+    EXPECT_EQ(s.frames(0).size(), 2u);
 }
 
 TEST(Folded, AnnotationsAndNamesGiveKinds) {
@@ -74,7 +80,7 @@ TEST(Folded, AnnotationsAndNamesGiveKinds) {
     s.set_kind("malloc", FrameKind::Library);
     parse_folded(
         "p;main;malloc;write_[k];Interp_[j];inl_[i];[unknown];[/lib/x.so+0x12];-;2026-11-24;10:00:00 1\n", s);
-    const auto& f = s.stacks()[0].frames;
+    const auto f = s.frames(0);
     ASSERT_EQ(f.size(), 11u);
     EXPECT_EQ(s.kind(f[0]), FrameKind::User);
     EXPECT_EQ(s.kind(f[2]), FrameKind::Library);
@@ -92,8 +98,32 @@ TEST(Folded, AnnotationsAndNamesGiveKinds) {
 TEST(Folded, AnnotatedAndPlainNamesStayApart) {
     FoldedStacks s;
     parse_folded("p;memcpy 1\np;memcpy_[k] 1\n", s);
-    EXPECT_NE(s.stacks()[0].frames[1], s.stacks()[1].frames[1]);
-    EXPECT_EQ(s.name(s.stacks()[1].frames[1]), "memcpy");
+    EXPECT_NE(s.frames(0)[1], s.frames(1)[1]);
+    EXPECT_EQ(s.name(s.frames(1)[1]), "memcpy");
+}
+
+TEST(Folded, PiecesOfAnySizeReadAsTheWhole) {
+    const std::string text = "a;b;c 3\r\na;b 2\n\nbad\nx 1\na;b;c 4\nlast 7";
+    FoldedStacks whole;
+    const ParseReport w = parse_folded(text, whole);
+    for (size_t piece = 1; piece <= text.size(); piece++) {
+        FoldedStacks s;
+        FoldedReader reader(s);
+        for (size_t pos = 0; pos < text.size(); pos += piece)
+            reader.feed(std::string_view(text).substr(pos, piece));
+        const ParseReport r = reader.finish();
+        EXPECT_EQ(r.lines, w.lines) << piece;
+        EXPECT_EQ(r.bad, 1u) << piece;
+        EXPECT_EQ(r.first_bad, 4u) << piece;
+        ASSERT_EQ(s.size(), whole.size()) << piece;
+        EXPECT_EQ(s.total(), 17u) << piece;
+        for (size_t i = 0; i < s.size(); i++) {
+            EXPECT_EQ(s.count(i), whole.count(i));
+            ASSERT_EQ(s.frames(i).size(), whole.frames(i).size()) << piece << " " << i;
+            for (size_t f = 0; f < s.frames(i).size(); f++)
+                EXPECT_EQ(s.name(s.frames(i)[f]), whole.name(whole.frames(i)[f])) << piece;
+        }
+    }
 }
 
 TEST(Svg, EscapesMarkupAndBadBytes) {
@@ -130,6 +160,19 @@ TEST(FlameSvg, LaysOutSortedPrefixTree) {
     EXPECT_EQ(st.frames, 5u);
     EXPECT_EQ(st.depth, 4);
     for (const std::string& w : want) EXPECT_NE(std::find(got.begin(), got.end(), w), got.end()) << w;
+}
+
+TEST(FlameSvg, RepeatedStacksAndPrefixesAddUp) {
+    FoldedStacks s;
+    parse_folded("a;b 1\nc 5\na 1\na;b 2\na;b;d 3\n", s);
+    FlameOptions o;
+    o.min_width = 0;
+    const std::vector<std::string> want{"0 12 all", "0 7 a", "1 6 b", "4 3 d", "7 5 c"};
+    EXPECT_EQ(frames_of(render_flame_graph(s, o)), want);  // pre-order
+    o.reverse = true;
+    const std::vector<std::string> reversed{"0 12 all", "0 1 a", "1 3 b", "1 3 a",
+                                            "4 5 c",    "9 3 d", "9 3 b", "9 3 a"};
+    EXPECT_EQ(frames_of(render_flame_graph(s, o)), reversed);
 }
 
 TEST(FlameSvg, MergesNarrowSiblingsAndDropsLoneOnes) {
@@ -187,6 +230,50 @@ TEST(FlameSvg, TheSameInputGivesTheSameBytes) {
     parse_folded("x;y 1\nx;z 2\n", a);
     parse_folded("x;z 2\nx;y 1\n", b);  // line order does not matter
     EXPECT_EQ(render_flame_graph(a, FlameOptions{}), render_flame_graph(b, FlameOptions{}));
+}
+
+TEST(FlameSvg, StreamedInPiecesAsWhole) {
+    FoldedStacks s;
+    std::string text;
+    for (int i = 0; i < 3000; i++)
+        text += "main;f" + std::to_string(i % 97) + ";g" + std::to_string(i) + " 1\n";
+    parse_folded(text, s);
+    FlameOptions o;
+    o.min_width = 0;
+    std::string joined;
+    size_t pieces = 0, largest = 0;
+    render_flame_graph(s, o, [&](std::string_view piece) {
+        joined.append(piece);
+        pieces++;
+        largest = std::max(largest, piece.size());
+    });
+    const std::string whole = render_flame_graph(s, o);
+    EXPECT_EQ(joined, whole);
+    EXPECT_GT(whole.size(), 400000u);
+    EXPECT_GT(pieces, 4u);
+    EXPECT_LT(largest, whole.size() / 4);  // never held whole
+}
+
+TEST(Svg, WriteFileLeavesNothingWhenTheProducerFails) {
+    char dir[] = "/tmp/flamegraph_test.XXXXXX";
+    ASSERT_NE(mkdtemp(dir), nullptr);
+    const std::string path = std::string(dir) + "/out.svg";
+    write_file(path, [](const TextSink& sink) {
+        sink("<svg>");
+        sink("</svg>\n");
+    });
+    EXPECT_THROW(write_file(path,
+                            [](const TextSink& sink) {
+                                sink("half a pic");
+                                throw std::runtime_error("no more");
+                            }),
+                 std::runtime_error);
+    std::ifstream in(path);
+    std::string got((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(got, "<svg></svg>\n");  // the old picture stays, whole
+    EXPECT_NE(access((path + ".tmp").c_str(), F_OK), 0);
+    std::remove(path.c_str());
+    rmdir(dir);
 }
 
 TEST(FlameSvg, PalettesAreKnown) {
