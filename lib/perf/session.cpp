@@ -111,7 +111,10 @@ int Session::run() {
     // Symbols of a process are kept as long as its name: samples read after its exit record
     // still resolve, and a reused pid gets fresh maps.
     comms_->forget = [](uint32_t tid) { stack::forget_process(tid); };
-    comms_->on_exec = [](uint32_t pid) { stack::forget_process(pid); };
+    comms_->on_exec = [](uint32_t pid) {
+        stack::forget_process(pid);
+        stack::shared_syms().exec_image(int(pid));
+    };
     comms_->on_mmap = [](const CommTable::Mapping& m) {
         if (!(m.prot & PROT_EXEC)) return;
         sym::MapsLine l;

@@ -297,6 +297,11 @@ void SymsCache::add_mapping(int tgid, const MapsLine& m) {
     e.misses.clear();
 }
 
+void SymsCache::exec_image(int tgid) {
+    auto [it, fresh] = map_.try_emplace(tgid);
+    if (fresh) it->second.gens.push_back(std::make_unique<Syms>(std::string(), tgid));
+}
+
 void Syms::dump(FILE* out) const {
     for (const Range& r : ranges_)
         std::fprintf(out, "      %016llx-%016llx %s\n", (unsigned long long)r.start,

@@ -106,6 +106,10 @@ public:
     // A mapping reported by the kernel as it happened: the process may be gone by the time
     // its samples are printed, and /proc/PID/maps with it.
     void add_mapping(int tgid, const MapsLine& m);
+    // The process has just exec'd (after drop()): its new image's mappings will all be
+    // reported by add_mapping, so it starts from none instead of a read of /proc/TGID/maps
+    // (every exec on the machine would otherwise cost one; a miss still re-reads it).
+    void exec_image(int tgid);
     void dump(FILE* out) const;
 
 private:
