@@ -3,15 +3,15 @@ flame graph, threads followed through --ptrace and the workload path, nesting in
 input.
 
 On the VMs this runs on (a guest kernel with sched_vcpu_pack), scheduler events are at times
-not delivered by the kernel at all, to `perf record` as much as to us, with no
-PERF_RECORD_LOST: mostly the timer wake-up of a task sleeping on an idle vCPU (several a run of
-20 sleeps when the machine is quiet), now and then one on a busy vCPU. task-state ends a sleep
-whose wake-up is missing at its switch-in and says how many under the table, so the counts
-below are exact on an idle machine too (no spinner keeps the CPUs busy). A sleep whose wake-up
-and switch-in are both missing is reported as not counted, and the counts take that into
-account; a lost switch-out leaves no trace, so the tests of exact counts run once more when
-the first run falls short (@retried_once), and the second run must be exact. Workloads run on
-CPU 0.
+not delivered by the kernel at all, to `perf record -a` as much as to us, with no
+PERF_RECORD_LOST: the events raised while a vCPU idles (the timer wake-up of a task sleeping
+there, often the switch from idle to it too), now and then a wake-up on a busy vCPU. task-state
+ends a sleep whose wake-up is missing at its switch-in and says how many under the table; no
+spinner keeps the CPUs busy any more. A sleep whose wake-up and switch-in are both missing is
+reported as not counted, and the counts take that into account (at most one a run: on a quiet
+machine CPU 0, where the workloads run, lost about one sleep in 170 so, while an idle CPU 1
+lost most of them at times); a lost switch-out leaves no trace, so the tests of exact counts
+run once more when the first run falls short (@retried_once), and the second run must be exact.
 """
 
 import functools
