@@ -134,6 +134,13 @@ public:
         const Options& opt = ctx_.options();
         const ProfileOptions& own = opt.own_as<ProfileOptions>();
         if (own.freq == 0) throw Error::usage("profile: -F freq is required");
+        // perf_event_open answers a frequency above the limit with a bare EINVAL.
+        if (const uint64_t max = perf::max_sample_rate(); max && own.freq > max)
+            throw Error::usage("profile: -F " + std::to_string(own.freq) +
+                                   " is above kernel.perf_event_max_sample_rate (" + std::to_string(max) + ")",
+                               "use -F " + std::to_string(max) +
+                                   " or less, or raise the limit: sysctl kernel.perf_event_max_sample_rate=" +
+                                   std::to_string(own.freq));
         if (own.exclude_user && own.exclude_kernel)
             throw Error::usage("profile: --exclude-user and --exclude-kernel leave nothing to sample");
         if (own.exclude_guest && own.exclude_host)

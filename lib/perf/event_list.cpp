@@ -113,6 +113,11 @@ void EventList::disable() {
     perf_evlist__disable(list_.get());
 }
 
+uint64_t max_sample_rate() {
+    const int rate = read_int_file("/proc/sys/kernel/perf_event_max_sample_rate", 0);
+    return rate > 0 ? uint64_t(rate) : 0;
+}
+
 void throw_open_error(int err, const std::string& what, const perf_event_attr& attr,
                       const std::string& target) {
     std::string msg =
@@ -147,6 +152,14 @@ void throw_open_error(int err, const std::string& what, const perf_event_attr& a
             hint = "another tool holds this PMU exclusively";
             break;
         case EINVAL:
+            if (const uint64_t max = max_sample_rate(); attr.freq && max && attr.sample_freq > max) {
+                msg = "cannot open " + what + (target.empty() ? "" : " on " + target) + ": " +
+                      std::to_string(attr.sample_freq) + " samples a second is above " +
+                      "kernel.perf_event_max_sample_rate (" + std::to_string(max) + ")";
+                hint = "sample less often, or raise the limit: sysctl kernel.perf_event_max_sample_rate=" +
+                       std::to_string(attr.sample_freq);
+                break;
+            }
             hint = "the kernel rejected the event attributes (sample type or flags unsupported)";
             break;
         default:
