@@ -359,11 +359,12 @@ const ProfilerInfo kmemleak_info = {
          "record the stacks of the allocations (kernel; user\n"
          "too when attached to tasks)"},
         {Opt::FlameGraph,
-         "with -g, in per-allocation mode: count the stacks\n"
-         "of the reported allocations into file.folded and\n"
-         "draw them in file.svg (\"\" = folded to stdout)"},
+         "in per-allocation mode: count the stacks (-g\n"
+         "implied) of the reported allocations into\n"
+         "file.folded and draw them in file.svg (\"\" =\n"
+         "folded to stdout)"},
         {Opt::Pprof,
-         "with -g: write the stacks of the reported\n"
+         "write the stacks (-g implied) of the reported\n"
          "allocations to file as a gzipped pprof\n"
          "profile.proto (a count of objects per stack)"},
     },

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "cli/checks.h"
 #include "cli/help.h"
 #include "cli/option_table.h"
 #include "core/parse.h"
@@ -497,6 +498,7 @@ Parsed parse(const std::vector<std::string>& args, const std::vector<const Profi
     out.opt.own = std::move(own);
     out.opt.workload = split_workload(after.rest());
     out.separator = !after.rest().empty() && after.rest().front() == "--";
+    if (!profiler->run_words) settle(out.opt, *profiler);
     out.action = Action::Run;
     return out;
 }

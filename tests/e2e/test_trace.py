@@ -257,7 +257,7 @@ def test_nested_profiler_options_apply_to_the_child(pp, needs_root, workload):
 
 def test_cpus_attribute(pp, needs_root, workload):
     # Only CPU 1 for the event: a workload pinned to CPU 0 is not seen.
-    out = ok(pp, ["-e", "syscalls:sys_enter_getpid/common_pid>0/cpus=1/", "-C", "0-1", "-N", "1", "-i", "200",
+    out = ok(pp, ["-e", "syscalls:sys_enter_getpid/common_pid>0/cpus=1/", "-N", "1", "-i", "200",
                   "--", "taskset", "-c", "1", workload("syscalls"), "getpid", "10"])
     evs = parse(out)
     assert evs and all(e.cpu == 1 for e in evs)
