@@ -36,3 +36,88 @@ def test_profile_freq_at_the_kernel_limit_runs(pp, needs_root, workload):
     rc, out, err = pp.run(["profile", "-F", str(max_sample_rate()), "-N", "3", "--", workload("spin"), "300"])
     assert (rc, err) == (0, ""), err
     assert len(out.splitlines()) == 3, out
+
+
+# --------------------------------------------------------------------------- --flame-graph implies -g
+
+def folded_stacks(name):
+    with open(name + ".folded") as f:
+        return [l.rsplit(" ", 1)[0].split(";") for l in f.read().splitlines()]
+
+
+@pytest.mark.parametrize("argv,comm,frame", [
+    (["profile", "-F", "997"], "spin", "main"),
+    (["trace", "-e", "signal:signal_generate"], "sigself", "__x64_sys_kill"),
+    (["task-state", "-S", "--than", "50ms"], "sleeper", "nap"),
+], ids=["profile", "trace", "task-state"])
+def test_flame_graph_without_g_records_stacks(pp, needs_root, workload, tmp_path, argv, comm, frame):
+    """--flame-graph without -g was silently ignored (no file) while --pprof without -g was an
+    error: both now turn on -g, as perf's --call-graph does."""
+    cmd = {"spin": ["spin", "300"], "sigself": ["sigself", "3"], "sleeper": ["sleeper", "2", "100", "100"]}[comm]
+    name = str(tmp_path / "fg")
+    rc, out, err = pp.run(argv + ["--flame-graph", name, "--", workload(cmd[0])] + cmd[1:], timeout=60)
+    assert_not_crashed(rc)
+    assert (rc, err) == (0, ""), err
+    assert "Flame graph: %s.svg (folded stacks: %s.folded)" % (name, name) in out, out
+    stacks = [s for s in folded_stacks(name) if s[0] == comm]
+    assert stacks and any(frame in s[1:] for s in stacks), stacks
+
+
+# --------------------------------------------------------------------------- conflicting options
+
+@pytest.mark.parametrize("argv,line", [
+    (["signal", "-p", "1", "-t", "1"],
+     "-p and -t: give one of them (-p attaches to every thread of the processes) (see 'perf-prof signal -h')"),
+    (["signal", "-p", "1", "--", "true"],
+     "-p and a command: give one of them (with -p the command would not be run) (see 'perf-prof signal -h')"),
+    (["trace", "-e", "sched:sched_switch", "-C", "0", "--", "true"],
+     "-C and a command: give one of them (the events follow the command on every CPU; -C is for a "
+     "system-wide run) (see 'perf-prof trace -h')"),
+    (["profile", "-F", "99", "-t", "1", "--cgroups", "/"],
+     "--cgroups and -t: give one of them (the events follow the attached tasks on every CPU; --cgroups is for a "
+     "system-wide run) (see 'perf-prof profile -h')"),
+    (["signal", "--sampling-limit", "5", "-i", "100"],
+     "--sampling-limit needs --perfeval-cpus or --perfeval-pids: it limits the rate of their events (see "
+     "'perf-prof signal -h')"),
+    (["profile", "-F", "99", "-g", "--no-user-callchain", "--no-kernel-callchain"],
+     "-g with --no-user-callchain and --no-kernel-callchain: no frame left to record (see 'perf-prof profile -h')"),
+], ids=["p-and-t", "p-and-command", "C-and-command", "cgroups-and-t", "sampling-limit", "no-frames"])
+def test_ineffective_combinations_are_usage_errors(pp, argv, line):
+    """Each of these ran with one option silently ignored (with -p the command never ran)."""
+    fails(pp, argv, 129, "perf-prof: " + line)
+
+
+# --------------------------------------------------------------------------- profile's and signal's own checks
+
+def has_hardware_pmu(pp):
+    rc, out, err = pp.run(["profile", "-F", "99", "-v", "-N", "1", "-C", "0"], timeout=30)
+    return "sampling cpu-clock" not in out
+
+
+@pytest.mark.parametrize("argv,rc,line", [
+    (["profile", "-F", "99", "--nr_running_min", "5", "--nr_running_max", "2"], 129,
+     "profile: --nr_running_min 5 is above --nr_running_max 2: no sample would be kept"),
+    (["profile", "-F", "99", "--exclude_pid", "999999999"], 1,
+     "profile: --exclude_pid: process 999999999 does not exist"),
+    (["profile", "-F", "99", "-g", "--exclude-kernel", "--no-user-callchain"], 129,
+     "profile: -g records no frame: --exclude-kernel leaves out the kernel part and --no-user-callchain the user "
+     "part"),
+    (["profile", "-F", "99", "--flame-graph", "x", "--exclude-user", "--no-kernel-callchain"], 129,
+     "profile: -g records no frame: --no-kernel-callchain leaves out the kernel part and --exclude-user the user "
+     "part"),
+    (["signal", "-g", "--no-kernel-callchain"], 129,
+     "signal: -g with --no-kernel-callchain records no frame: the user part needs --user-callchain"),
+], ids=["nr_running", "exclude_pid", "no-frames-profile", "no-frames-flame-graph", "no-frames-signal"])
+def test_profiler_checks(pp, needs_root, argv, rc, line):
+    """nr_running: sampled nothing and never ended; exclude_pid: a mistyped pid excluded
+    nothing; no frames: every sample printed an empty stack."""
+    fails(pp, argv + ["-C", "0", "-N", "1"], rc, "perf-prof: " + line)
+
+
+def test_profile_exclude_host_without_a_pmu(pp, needs_root):
+    """-G on the cpu-clock fallback sampled the host's tasks, which it was asked to leave out."""
+    if has_hardware_pmu(pp):
+        pytest.skip("this machine has a hardware PMU: -G is honoured")
+    fails(pp, ["profile", "-F", "99", "-G", "-C", "0", "-N", "1"], 129,
+          "perf-prof: profile: -G/--exclude-host needs a hardware PMU, and this machine has none: the cpu-clock "
+          "event it falls back to cannot leave the host out")
