@@ -2,6 +2,9 @@
 Error::usage, runtime failures 1), or the right behaviour: never a silent exit 0 or a
 misleading message (issue 24 item 8). The usdt cases are in test_usdt.py."""
 
+import os
+import subprocess
+
 import pytest
 
 from conftest import assert_not_crashed
@@ -121,3 +124,22 @@ def test_profile_exclude_host_without_a_pmu(pp, needs_root):
     fails(pp, ["profile", "-F", "99", "-G", "-C", "0", "-N", "1"], 129,
           "perf-prof: profile: -G/--exclude-host needs a hardware PMU, and this machine has none: the cpu-clock "
           "event it falls back to cannot leave the host out")
+
+
+# --------------------------------------------------------------------------- output that cannot be written
+
+@pytest.mark.parametrize("argv", [
+    ["list"],
+    ["-V"],
+    ["signal", "--", "WL/sigself", "3"],
+], ids=["list", "version", "signal"])
+def test_unwritable_stdout_is_a_failure(pp, workload, argv):
+    """stdout on a full device: every result lost, and the exit status was 0."""
+    if argv[0] == "signal" and os.geteuid() != 0:
+        pytest.skip("signal needs root")
+    argv = [workload("sigself") if a == "WL/sigself" else a for a in argv]
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([pp.path] + argv, stdout=full, stderr=subprocess.PIPE, text=True, timeout=30)
+    assert_not_crashed(p.returncode)
+    assert p.returncode == 1, p.stderr
+    assert p.stderr.endswith("perf-prof: the output could not be written: No space left on device\n"), p.stderr
