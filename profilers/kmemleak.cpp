@@ -118,6 +118,11 @@ public:
         // Leaked bytes need a size and a stack for every allocation; otherwise each one is listed.
         leaked_bytes_ = all_size && call_graph_;
         comm_ = own.comm && call_graph_;
+        if (own.comm && !leaked_bytes_)
+            throw Error::usage(std::string("kmemleak: --comm names the allocating tasks in the leaked-bytes report, "
+                                           "which needs ") +
+                               (call_graph_ ? "a size for every --alloc event (size=EXPR or a field bytes_alloc)"
+                                            : "-g (the stacks of the allocations)"));
         // SPEC §10 #8: these hints go to stdout, a normal run keeps stderr silent.
         if (all_size && !call_graph_ && !verbose_)
             std::printf("Support LEAKED BYTES REPORT, need -g to enable callchain.\n");
@@ -310,6 +315,11 @@ private:
 
 std::unique_ptr<Profiler> create(Context& ctx) {
     const KmemleakOptions& own = ctx.options().own_as<KmemleakOptions>();
+    // SPEC §1.7 keeps -e in kmemleak's table (for the help word), where it did nothing.
+    if (!ctx.options().events.empty())
+        throw Error::usage(std::string("kmemleak does not use -e: ") +
+                           (own.user ? "--user finds the allocator itself"
+                                     : "give the allocation and free events with --alloc and --free"));
     if (own.user) {
         if (!own.alloc.empty() || !own.free.empty())
             throw Error::usage("kmemleak --user finds the allocator itself: drop --alloc and --free");

@@ -143,3 +143,23 @@ def test_unwritable_stdout_is_a_failure(pp, workload, argv):
     assert_not_crashed(p.returncode)
     assert p.returncode == 1, p.stderr
     assert p.stderr.endswith("perf-prof: the output could not be written: No space left on device\n"), p.stderr
+
+
+# --------------------------------------------------------------------------- kmemleak
+
+@pytest.mark.parametrize("argv,line", [
+    (["kmemleak", "--alloc", "kmem:kmalloc", "--free", "kmem:kfree", "-e", "sched:sched_switch"],
+     "kmemleak does not use -e: give the allocation and free events with --alloc and --free"),
+    (["kmemleak", "--user", "-e", "kmem:kmalloc", "--", "true"],
+     "kmemleak does not use -e: --user finds the allocator itself"),
+    (["kmemleak", "--alloc", "kmem:kmalloc", "--free", "kmem:kfree", "--comm"],
+     "kmemleak: --comm names the allocating tasks in the leaked-bytes report, which needs -g (the stacks of the "
+     "allocations)"),
+    (["kmemleak", "--alloc", "kmem:mm_page_alloc//ptr=pfn/stack/", "--free", "kmem:mm_page_free//ptr=pfn/",
+      "--comm"],
+     "kmemleak: --comm names the allocating tasks in the leaked-bytes report, which needs a size for every "
+     "--alloc event (size=EXPR or a field bytes_alloc)"),
+], ids=["e", "e-user", "comm-without-g", "comm-without-size"])
+def test_kmemleak_ignored_options(pp, needs_root, argv, line):
+    """-e and --comm were accepted and did nothing."""
+    fails(pp, argv + ["-N", "1"] if "--user" not in argv else argv, 129, "perf-prof: " + line)
