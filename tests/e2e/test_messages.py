@@ -163,3 +163,19 @@ def test_unwritable_stdout_is_a_failure(pp, workload, argv):
 def test_kmemleak_ignored_options(pp, needs_root, argv, line):
     """-e and --comm were accepted and did nothing."""
     fails(pp, argv + ["-N", "1"] if "--user" not in argv else argv, 129, "perf-prof: " + line)
+
+
+# --------------------------------------------------------------------------- options after the file
+
+def test_option_after_the_file_is_named(pp, tmp_path):
+    """`flamegraph x.folded --width 500` said "one folded file at a time" of a single file."""
+    folded = tmp_path / "x.folded"
+    folded.write_text("a;b 1\n")
+    lat = tmp_path / "x.lat"
+    lat.write_text("1 2\n3 4\n")
+    fails(pp, ["flamegraph", str(folded), "--width", "500"], 129,
+          "perf-prof: flamegraph takes one folded file, options before it ('--width' came after '%s'; see "
+          "'perf-prof flamegraph -h')" % folded)
+    fails(pp, ["heatmap", str(lat), "--width", "500"], 129,
+          "perf-prof: heatmap takes one FILE.lat, options before it ('--width' came after '%s'; see "
+          "'perf-prof heatmap -h')" % lat)
