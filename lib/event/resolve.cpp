@@ -13,6 +13,8 @@
 #include <memory>
 
 #include "core/fd.h"
+#include "core/parse.h"
+#include "core/text.h"
 #include "perf-prof/error.h"
 #include "perf-prof/profiler.h"
 #include "sym/object.h"
@@ -336,6 +338,24 @@ Resolved resolve_event(const EventItem& item, tep::Tep& tep, const std::vector<s
     not_found(item);
 }
 
+namespace {
+
+// SPEC §2.5 ignores a cpus= that names no CPU of the device: the event then opens on every CPU,
+// the opposite of what was asked. A list without an online CPU is a mistake, said here.
+void check_cpus_attr(const EventItem& item) {
+    if (item.attrs.cpus.empty()) return;
+    std::string text = core::read_file_or_empty("/sys/devices/system/cpu/online");
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    if (text.empty()) return;
+    const std::vector<int> online = core::parse_cpu_list(text);
+    for (int c : item.attrs.cpus)
+        if (std::find(online.begin(), online.end(), c) != online.end()) return;
+    const std::string what = item.name.empty() ? item.sys : item.sys + ":" + item.name;
+    throw Error::usage(what + ": cpus=: none of these CPUs is online (online: " + text + ")");
+}
+
+}  // namespace
+
 std::vector<Resolved> resolve_event_list(std::string_view list, tep::Tep& tep, int verbose) {
     std::string text(list);
     if (has_glob(text)) {
@@ -345,8 +365,10 @@ std::vector<Resolved> resolve_event_list(std::string_view list, tep::Tep& tep, i
     }
     std::vector<std::string> profilers = profiler_names();
     std::vector<Resolved> out;
-    for (const EventItem& item : parse_event_list(text, profilers))
+    for (const EventItem& item : parse_event_list(text, profilers)) {
+        check_cpus_attr(item);
         out.push_back(resolve_event(item, tep, profilers));
+    }
     return out;
 }
 

@@ -179,3 +179,20 @@ def test_option_after_the_file_is_named(pp, tmp_path):
     fails(pp, ["heatmap", str(lat), "--width", "500"], 129,
           "perf-prof: heatmap takes one FILE.lat, options before it ('--width' came after '%s'; see "
           "'perf-prof heatmap -h')" % lat)
+
+
+# --------------------------------------------------------------------------- event attributes
+
+def online_cpus():
+    with open("/sys/devices/system/cpu/online") as f:
+        return f.read().strip()
+
+
+@pytest.mark.parametrize("event,what", [
+    ("signal:signal_generate//cpus=4095/", "signal:signal_generate"),
+    ("profile/-F 10/cpus=4095/", "profile"),
+], ids=["tracepoint", "nested-profiler"])
+def test_cpus_attribute_without_an_online_cpu(pp, needs_root, event, what):
+    """SPEC §2.5 ignored such a cpus=: the event opened on every CPU instead of none."""
+    fails(pp, ["trace", "-e", event, "-N", "1"], 129,
+          "perf-prof: %s: cpus=: none of these CPUs is online (online: %s)" % (what, online_cpus()))
