@@ -1,5 +1,7 @@
 #include "cli/checks.h"
 
+#include <tuple>
+
 #include "cli/help.h"
 #include "perf-prof/error.h"
 
@@ -38,6 +40,15 @@ void settle(Options& opt, const ProfilerInfo& p) {
     if (draws && !opt.call_graph && accepts(p, Opt::CallGraph)) opt.call_graph = true;
     if (opt.call_graph && opt.user_callchain == false && opt.kernel_callchain == false)
         throw Error::usage("-g with --no-user-callchain and --no-kernel-callchain: no frame left to record" + see(p));
+    // Profilers with -e lists also record stacks per event (the stack attribute); the others
+    // only with -g.
+    if (!opt.call_graph && !accepts(p, Opt::Event)) {
+        for (const auto& [given, half, id] : {std::tuple{opt.user_callchain, "user", Opt::UserCallchain},
+                                              {opt.kernel_callchain, "kernel", Opt::KernelCallchain}})
+            if (given && accepts(p, id))
+                throw Error::usage(std::string(*given ? "--" : "--no-") + half +
+                                   "-callchain chooses the frames of the stacks -g records: give -g too" + see(p));
+    }
     check_attach(opt, p);
     if (opt.sampling_limit && opt.perfeval_cpus.empty() && opt.perfeval_pids.empty())
         throw Error::usage("--sampling-limit needs --perfeval-cpus or --perfeval-pids: it limits the rate of "

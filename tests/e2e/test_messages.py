@@ -84,7 +84,13 @@ def test_flame_graph_without_g_records_stacks(pp, needs_root, workload, tmp_path
      "'perf-prof signal -h')"),
     (["profile", "-F", "99", "-g", "--no-user-callchain", "--no-kernel-callchain"],
      "-g with --no-user-callchain and --no-kernel-callchain: no frame left to record (see 'perf-prof profile -h')"),
-], ids=["p-and-t", "p-and-command", "C-and-command", "cgroups-and-t", "sampling-limit", "no-frames"])
+    (["signal", "--user-callchain"],
+     "--user-callchain chooses the frames of the stacks -g records: give -g too (see 'perf-prof signal -h')"),
+    (["task-state", "--no-kernel-callchain"],
+     "--no-kernel-callchain chooses the frames of the stacks -g records: give -g too (see 'perf-prof task-state "
+     "-h')"),
+], ids=["p-and-t", "p-and-command", "C-and-command", "cgroups-and-t", "sampling-limit", "no-frames",
+        "user-callchain-without-g", "kernel-callchain-without-g"])
 def test_ineffective_combinations_are_usage_errors(pp, argv, line):
     """Each of these ran with one option silently ignored (with -p the command never ran)."""
     fails(pp, argv, 129, "perf-prof: " + line)

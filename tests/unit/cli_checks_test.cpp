@@ -12,7 +12,7 @@
 namespace perfprof::cli {
 namespace {
 
-// "st" records stacks and draws them; "ev" takes neither.
+// "st" records stacks and draws them; "ev" takes -e lists; "pl" nothing of its own.
 const ProfilerInfo kSt{
     "st", "Stacks", "", {"EXAMPLES", "    perf-prof st -g"},
     {{Opt::CallGraph, nullptr}, {Opt::FlameGraph, nullptr}, {Opt::Pprof, nullptr},
@@ -20,7 +20,8 @@ const ProfilerInfo kSt{
     nullptr,
 };
 const ProfilerInfo kEv{"ev", "Events", "", {"EXAMPLES", "    perf-prof ev"}, {{Opt::Event, nullptr}}, nullptr};
-const std::vector<const ProfilerInfo*> kRegistry{&kSt, &kEv};
+const ProfilerInfo kPl{"pl", "Plain", "", {"EXAMPLES", "    perf-prof pl"}, {}, nullptr};
+const std::vector<const ProfilerInfo*> kRegistry{&kSt, &kEv, &kPl};
 
 Options run(std::vector<std::string> args) {
     Parsed p = parse(args, kRegistry);
@@ -50,8 +51,17 @@ TEST(Settle, CallGraphWithoutFrames) {
               "-g with --no-user-callchain and --no-kernel-callchain: no frame left to record (see 'perf-prof st -h')");
     EXPECT_EQ(refused({"st", "--flame-graph", "x", "--no-user-callchain", "--no-kernel-callchain"}),
               "-g with --no-user-callchain and --no-kernel-callchain: no frame left to record (see 'perf-prof st -h')");
-    EXPECT_FALSE(run({"st", "--no-user-callchain", "--no-kernel-callchain"}).call_graph);
     EXPECT_TRUE(run({"st", "-g", "--no-user-callchain"}).call_graph);
+}
+
+TEST(Settle, CallChainHalvesNeedStacks) {
+    EXPECT_EQ(refused({"st", "--user-callchain"}),
+              "--user-callchain chooses the frames of the stacks -g records: give -g too (see 'perf-prof st -h')");
+    EXPECT_EQ(refused({"st", "--no-kernel-callchain"}),
+              "--no-kernel-callchain chooses the frames of the stacks -g records: give -g too (see 'perf-prof st -h')");
+    EXPECT_EQ(run({"st", "--flame-graph", "x", "--user-callchain"}).user_callchain, true);
+    // Given before the word of a profiler that takes neither: ignored (SPEC §1.2 rule 2).
+    EXPECT_EQ(run({"--user-callchain", "pl"}).user_callchain, true);
 }
 
 TEST(Settle, OneAttachMode) {

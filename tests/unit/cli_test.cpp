@@ -289,10 +289,10 @@ TEST(Parse, VerboseQuietCounter) {
 }
 
 TEST(Parse, CallchainNegation) {
-    Parsed p = P({"sig", "--no-user-callchain", "--kernel-callchain"});
+    Parsed p = P({"sig", "-g", "--no-user-callchain", "--kernel-callchain"});
     EXPECT_EQ(p.opt.user_callchain, false);
     EXPECT_EQ(p.opt.kernel_callchain, true);
-    p = P({"sig", "--no-user-callchain", "--user-callchain", "--kernel-callchain", "--no-kernel-callchain"});
+    p = P({"sig", "-g", "--no-user-callchain", "--user-callchain", "--kernel-callchain", "--no-kernel-callchain"});
     EXPECT_EQ(p.opt.user_callchain, true);  // last wins
     EXPECT_EQ(p.opt.kernel_callchain, false);
     p = P({"--no-kernel-callchain", "tr"});  // before the profiler word every option is allowed
