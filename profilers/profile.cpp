@@ -183,8 +183,13 @@ public:
         suffix_ = " " + ev.name + "\n";
         // Stacks: kernel and user halves by default (SPEC §4.2).
         if (opt.call_graph) {
+            // A user-mode sample has no kernel frames; a kernel-mode one has the user frames of
+            // the task that entered the kernel, kept when asked for (were dropped in silence).
+            if (opt.kernel_callchain == true && own.exclude_kernel)
+                throw Error::usage("profile: --kernel-callchain with --exclude-kernel: samples taken in user mode "
+                                   "have no kernel frames");
             const bool kernel = opt.kernel_callchain.value_or(true) && !own.exclude_kernel;
-            const bool user = opt.user_callchain.value_or(true) && !own.exclude_user;
+            const bool user = opt.user_callchain.value_or(!own.exclude_user);
             if (!kernel && !user)
                 throw Error::usage(std::string("profile: -g records no frame: ") +
                                    (own.exclude_kernel ? "--exclude-kernel" : "--no-kernel-callchain") +

@@ -116,7 +116,10 @@ def has_hardware_pmu(pp):
      "part"),
     (["signal", "-g", "--no-kernel-callchain"], 129,
      "signal: -g with --no-kernel-callchain records no frame: the user part needs --user-callchain"),
-], ids=["nr_running", "exclude_pid", "no-frames-profile", "no-frames-flame-graph", "no-frames-signal"])
+    (["profile", "-F", "99", "-g", "--exclude-kernel", "--kernel-callchain"], 129,
+     "profile: --kernel-callchain with --exclude-kernel: samples taken in user mode have no kernel frames"),
+], ids=["nr_running", "exclude_pid", "no-frames-profile", "no-frames-flame-graph", "no-frames-signal",
+        "kernel-callchain-exclude-kernel"])
 def test_profiler_checks(pp, needs_root, argv, rc, line):
     """nr_running: sampled nothing and never ended; exclude_pid: a mistyped pid excluded
     nothing; no frames: every sample printed an empty stack."""
@@ -202,3 +205,17 @@ def test_cpus_attribute_without_an_online_cpu(pp, needs_root, event, what):
     """SPEC §2.5 ignored such a cpus=: the event opened on every CPU instead of none."""
     fails(pp, ["trace", "-e", event, "-N", "1"], 129,
           "perf-prof: %s: cpus=: none of these CPUs is online (online: %s)" % (what, online_cpus()))
+
+
+def test_profile_exclude_user_keeps_user_frames_when_asked(pp, needs_root, workload):
+    """--exclude-user samples kernel mode; an explicit --user-callchain adds the user frames of
+    the task that entered the kernel (they were dropped in silence)."""
+    wl = workload("syscalls")
+    rc, out, err = pp.run(["profile", "-F", "499", "-g", "--exclude-user", "--user-callchain", "-N", "5", "--", wl,
+                           "getpid", "3000000"], timeout=60)
+    assert (rc, err) == (0, ""), err
+    assert " main+0x" in out and "[kernel.kallsyms]" in out, out
+    rc, out, err = pp.run(["profile", "-F", "499", "-g", "--exclude-user", "-N", "5", "--", wl, "getpid", "3000000"],
+                          timeout=60)
+    assert (rc, err) == (0, ""), err
+    assert " main+0x" not in out and "[kernel.kallsyms]" in out, out
