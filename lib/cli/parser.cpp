@@ -12,6 +12,7 @@
 #include "cli/help.h"
 #include "cli/option_table.h"
 #include "core/parse.h"
+#include "core/text.h"
 #include "perf-prof/error.h"
 #include "unwind/call_graph.h"
 
@@ -471,7 +472,11 @@ Parsed parse(const std::vector<std::string>& args, const std::vector<const Profi
         }
         if (rest.front() == "--")
             throw Error::usage("a profiler must come before the workload (see 'perf-prof -h')");
-        throw Error::usage("unknown profiler '" + rest.front() + "' (see 'perf-prof -h')");
+        std::vector<std::string> names;
+        for (const ProfilerInfo* p : registry) names.push_back(p->name);
+        const std::string guess = core::nearest(rest.front(), names);
+        throw Error::usage("unknown profiler '" + rest.front() + "'" +
+                           (guess.empty() ? "" : " (did you mean '" + guess + "'?)") + " (see 'perf-prof -h')");
     }
 
     out.profiler = profiler;

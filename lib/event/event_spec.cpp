@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/parse.h"
+#include "core/text.h"
 #include "perf-prof/error.h"
 
 namespace perfprof::event {
@@ -143,7 +144,13 @@ EventItem parse_event(const std::string& text, const std::vector<std::string>& p
         it.kind = Kind::Profiler;
         it.sys = strip_quotes(head);
         if (it.sys.empty()) syntax(text.empty() ? std::string("empty event") : text);
-        if (!contains(profilers, it.sys)) throw Error::usage("profiler " + it.sys + " not found");
+        if (!contains(profilers, it.sys)) {
+            // Most often a tracepoint's NAME without its SYS (-e sched_switch).
+            const std::string guess = core::nearest(it.sys, profilers);
+            throw Error::usage("profiler " + it.sys + " not found" +
+                               (guess.empty() ? "" : " (did you mean " + guess + "?)") +
+                               "; a tracepoint is SYS:NAME (see 'perf-prof list " + it.sys + "')");
+        }
         it.profiler_options = second;
         check_nested_attrs(it);
         return it;

@@ -184,7 +184,8 @@ void make_nested(Resolved& r, std::string profiler) {
 }
 
 [[noreturn]] void not_found(const EventItem& it) {
-    throw Error(it.sys + ":" + it.name + " not found",
+    const std::string guess = core::nearest(it.sys + ":" + it.name, tep::tracepoint_list());
+    throw Error(it.sys + ":" + it.name + " not found" + (guess.empty() ? "" : " (did you mean " + guess + "?)"),
                 "see 'perf-prof list' for the tracepoints of this kernel");
 }
 

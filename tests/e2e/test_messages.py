@@ -219,3 +219,19 @@ def test_profile_exclude_user_keeps_user_frames_when_asked(pp, needs_root, workl
                           timeout=60)
     assert (rc, err) == (0, ""), err
     assert " main+0x" not in out and "[kernel.kallsyms]" in out, out
+
+
+# --------------------------------------------------------------------------- did you mean
+
+@pytest.mark.parametrize("argv,rc,line", [
+    (["proflie", "-F", "99"], 129, "unknown profiler 'proflie' (did you mean 'profile'?) (see 'perf-prof -h')"),
+    (["trace", "-e", "sched:sched_swich", "-N", "1"], 1,
+     "sched:sched_swich not found (did you mean sched:sched_switch?) (hint: see 'perf-prof list' for the "
+     "tracepoints of this kernel)"),
+    (["trace", "-e", "sched_switch", "-N", "1"], 129,
+     "profiler sched_switch not found; a tracepoint is SYS:NAME (see 'perf-prof list sched_switch')"),
+    (["trace", "-e", "profil/-F 99/", "-N", "1"], 129,
+     "profiler profil not found (did you mean profile?); a tracepoint is SYS:NAME (see 'perf-prof list profil')"),
+], ids=["profiler", "tracepoint", "bare-name", "nested-profiler"])
+def test_near_names_are_suggested(pp, needs_root, argv, rc, line):
+    fails(pp, argv, rc, "perf-prof: " + line)

@@ -530,6 +530,7 @@ TEST(Parse, UnknownProfiler) {
     EXPECT_EQ(usage_error({"foo"}), "unknown profiler 'foo' (see 'perf-prof -h')");
     EXPECT_EQ(usage_error({"-C", "0", "foo", "-g"}), "unknown profiler 'foo' (see 'perf-prof -h')");
     EXPECT_EQ(usage_error({"--symbols", "/bin/true", "foo"}), "unknown profiler 'foo' (see 'perf-prof -h')");
+    EXPECT_EQ(usage_error({"sigg"}), "unknown profiler 'sigg' (did you mean 'sig'?) (see 'perf-prof -h')");
     EXPECT_EQ(usage_error({"--", "ls"}), "a profiler must come before the workload (see 'perf-prof -h')");
 }
 

@@ -224,8 +224,10 @@ TEST(ParseEvent, NestedProfilerOptionsAndAttrs) {
 }
 
 TEST(ParseEvent, NestedProfilerUnknown) {
-    EXPECT_EQ(parse_error("nosuch"), "profiler nosuch not found");
-    EXPECT_EQ(parse_error("nosuch/-g/"), "profiler nosuch not found");
+    EXPECT_EQ(parse_error("nosuch"),
+              "profiler nosuch not found; a tracepoint is SYS:NAME (see 'perf-prof list nosuch')");
+    EXPECT_EQ(parse_error("nosuch/-g/"),
+              "profiler nosuch not found; a tracepoint is SYS:NAME (see 'perf-prof list nosuch')");
     EXPECT_EQ(parse_error("profile/-g").rfind("Syntax error: ", 0), 0u);
 }
 
