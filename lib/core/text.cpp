@@ -107,6 +107,12 @@ const std::string& command_line() {
     return command_line_text();
 }
 
+std::string online_cpus_text() {
+    std::string text = read_file_or_empty("/sys/devices/system/cpu/online");
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    return text;
+}
+
 namespace {
 
 // Levenshtein distance, one row at a time.

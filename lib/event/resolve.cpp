@@ -345,8 +345,7 @@ namespace {
 // the opposite of what was asked. A list without an online CPU is a mistake, said here.
 void check_cpus_attr(const EventItem& item) {
     if (item.attrs.cpus.empty()) return;
-    std::string text = core::read_file_or_empty("/sys/devices/system/cpu/online");
-    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    const std::string text = core::online_cpus_text();
     if (text.empty()) return;
     const std::vector<int> online = core::parse_cpu_list(text);
     for (int c : item.attrs.cpus)

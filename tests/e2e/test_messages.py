@@ -235,3 +235,9 @@ def test_profile_exclude_user_keeps_user_frames_when_asked(pp, needs_root, workl
 ], ids=["profiler", "tracepoint", "bare-name", "nested-profiler"])
 def test_near_names_are_suggested(pp, needs_root, argv, rc, line):
     fails(pp, argv, rc, "perf-prof: " + line)
+
+
+def test_perfeval_cpus_none_online(pp, needs_root, workload):
+    """Nothing would ever be counted, and nothing was said."""
+    fails(pp, ["signal", "-i", "100", "--perfeval-cpus", "4095", "--", workload("sigself"), "1"], 1,
+          "perf-prof: --perfeval-cpus 4095: none of these CPUs is online (online: %s)" % online_cpus())
