@@ -385,7 +385,16 @@ private:
             name = shown_name(*row);
             known = true;
         }
-        if (!known) return "unknown option `" + name + "'" + see(profiler_);
+        if (!known) {
+            // The options usable here, for "did you mean".
+            std::vector<std::string> usable;
+            for (const auto& [o, r] : rows_)
+                if (*r->long_name) usable.push_back(r->long_name);
+            std::sort(usable.begin(), usable.end());
+            const std::string guess = core::nearest(name, usable);
+            return "unknown option `" + name + "'" + (guess.empty() ? "" : " (did you mean --" + guess + "?)") +
+                   see(profiler_);
+        }
         // Before the profiler word every option is enabled, so a known one lands here only after it.
         return "option `" + name + "' is not usable with " + (profiler_ ? profiler_->name : "perf-prof") +
                see(profiler_);

@@ -241,3 +241,8 @@ def test_perfeval_cpus_none_online(pp, needs_root, workload):
     """Nothing would ever be counted, and nothing was said."""
     fails(pp, ["signal", "-i", "100", "--perfeval-cpus", "4095", "--", workload("sigself"), "1"], 1,
           "perf-prof: --perfeval-cpus 4095: none of these CPUs is online (online: %s)" % online_cpus())
+
+
+def test_unknown_option_near_a_usable_one(pp):
+    fails(pp, ["profile", "-F", "99", "--flamegraph", "x"], 129,
+          "perf-prof: unknown option `flamegraph' (did you mean --flame-graph?) (see 'perf-prof profile -h')")

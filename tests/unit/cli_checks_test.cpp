@@ -1,4 +1,5 @@
-// lib/cli/checks: what options imply of each other, and the combinations refused (issue 24).
+// lib/cli/checks: what options imply of each other, and the combinations refused; the parser's
+// "did you mean" for an unknown option (issue 24).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -87,6 +88,15 @@ TEST(Settle, SamplingLimitNeedsPerfeval) {
               "--sampling-limit needs --perfeval-cpus or --perfeval-pids: it limits the rate of their events (see "
               "'perf-prof ev -h')");
     EXPECT_EQ(run({"ev", "--sampling-limit", "5", "-i", "100", "--perfeval-cpus", "0"}).sampling_limit, 5u);
+}
+
+TEST(Suggest, UnknownOptionNearAUsableOne) {
+    EXPECT_EQ(refused({"st", "--flamegraph", "x"}),
+              "unknown option `flamegraph' (did you mean --flame-graph?) (see 'perf-prof st -h')");
+    EXPECT_EQ(refused({"--cpu", "0", "pl"}), "unknown option `cpu' (did you mean --cpus?) (see 'perf-prof -h')");
+    EXPECT_EQ(refused({"pl", "--xyz"}), "unknown option `xyz' (see 'perf-prof pl -h')");
+    // Only what this profiler takes is suggested.
+    EXPECT_EQ(refused({"pl", "--flamegraph", "x"}), "unknown option `flamegraph' (see 'perf-prof pl -h')");
 }
 
 }  // namespace

@@ -516,7 +516,7 @@ TEST(Parse, OptionNotUsableAfterProfilerWord) {
 TEST(Parse, UnknownOption) {
     EXPECT_EQ(usage_error({"--bogus"}), "unknown option `bogus' (see 'perf-prof -h')");
     EXPECT_EQ(usage_error({"--bogus=3", "sig"}), "unknown option `bogus' (see 'perf-prof -h')");
-    EXPECT_EQ(usage_error({"sig", "--cpu", "0"}), "unknown option `cpu' (see 'perf-prof sig -h')");
+    EXPECT_EQ(usage_error({"sig", "--cpu", "0"}), "unknown option `cpu' (did you mean --cpus?) (see 'perf-prof sig -h')");
     EXPECT_EQ(usage_error({"-x"}), "unknown switch `x' (see 'perf-prof -h')");
     EXPECT_EQ(usage_error({"sig", "-gx"}), "unknown switch `x' (see 'perf-prof sig -h')");
     EXPECT_EQ(usage_error({"-v5", "sig"}), "unknown switch `5' (see 'perf-prof -h')");
