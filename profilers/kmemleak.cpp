@@ -126,12 +126,12 @@ public:
         // SPEC §10 #8: these hints go to stdout, a normal run keeps stderr silent.
         if (all_size && !call_graph_ && !verbose_)
             std::printf("Support LEAKED BYTES REPORT, need -g to enable callchain.\n");
-        if (leaked_bytes_ && opt.flame_graph_given && !verbose_)
-            std::printf("Support LEAKED BYTES REPORT, will disable flame graph.\n");
         std::fflush(stdout);
 
         if (stacks) printer_ = std::make_unique<stack::Printer>(true, by_thread_);
-        if (stacks && opt.flame_graph_given && (!leaked_bytes_ || verbose_))
+        // The reported allocations by stack, in either report (upstream drew none beside the
+        // leaked-bytes report, and said so on stdout only): the same count as pprof's.
+        if (stacks && opt.flame_graph_given)
             flame_ = std::make_unique<stack::FlameGraph>(opt.flame_graph, "allocations");
         // pprof counts the reported allocations by stack (objects, not bytes: PprofStacks counts).
         pprof_ =
@@ -270,14 +270,15 @@ private:
 
         if (!leaked_bytes_ || verbose_) {
             std::fprintf(out, "KMEMLEAK REPORT: %zu\n", table_.size());
+            for (const heap::Outstanding::Entry* e : selected) print_sample(e->second.sample.sample(), false);
+        }
+        if (flame_)
             for (const heap::Outstanding::Entry* e : selected) {
                 const Sample s = e->second.sample.sample();
-                print_sample(s, false);
-                if (flame_ && s.callchain_nr)
+                if (s.callchain_nr)
                     flame_->add_callchain(*printer_, s.callchain, s.callchain_nr, by_thread_ ? s.pid : 0,
                                           by_thread_ ? root_name(s) : std::string_view());
             }
-        }
         if (pprof_)
             for (const heap::Outstanding::Entry* e : selected) {
                 const Sample s = e->second.sample.sample();
@@ -337,7 +338,7 @@ extern const ProfilerInfo kmemleak_info;
 const ProfilerInfo kmemleak_info = {
     "kmemleak",
     "Memory leaks: allocations not freed, from any allocator's alloc and free events.",
-    "--alloc EVENT[,EVENT...] --free EVENT[,EVENT...] [--than TIME] [--comm] [-g [--flame-graph file]] "
+    "--alloc EVENT[,EVENT...] --free EVENT[,EVENT...] [--than TIME] [--comm] [-g] [--flame-graph file] "
     "[OPTION...] [[--] <command>]  |  --user [--than TIME] [OPTION...] (-p PID | [--] <command>)",
     {
         "SYNOPSIS",
@@ -360,7 +361,7 @@ const ProfilerInfo kmemleak_info = {
         "    perf-prof kmemleak --alloc 'kmem:mm_page_alloc//ptr=pfn/size=4096<<order/' \\",
         "        --free 'kmem:mm_page_free//ptr=pfn/' -g -C 0",
         "    perf-prof kmemleak --alloc percpu:percpu_alloc_percpu --free percpu:percpu_free_percpu -g",
-        "    perf-prof kmemleak --alloc kmem:kmalloc --free kmem:kfree -v --flame-graph leaks -g -- ./a.out",
+        "    perf-prof kmemleak --alloc kmem:kmalloc --free kmem:kfree --flame-graph leaks -- ./a.out",
         "    perf-prof kmemleak --user -g -p 1234",
     },
     {
@@ -369,10 +370,9 @@ const ProfilerInfo kmemleak_info = {
          "record the stacks of the allocations (kernel; user\n"
          "too when attached to tasks)"},
         {Opt::FlameGraph,
-         "in per-allocation mode: count the stacks (-g\n"
-         "implied) of the reported allocations into\n"
-         "file.folded and draw them in file.svg (\"\" =\n"
-         "folded to stdout)"},
+         "count the stacks (-g implied) of the reported\n"
+         "allocations into file.folded and draw them in\n"
+         "file.svg (\"\" = folded to stdout)"},
         {Opt::Pprof,
          "write the stacks (-g implied) of the reported\n"
          "allocations to file as a gzipped pprof\n"
