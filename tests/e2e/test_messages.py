@@ -246,3 +246,11 @@ def test_perfeval_cpus_none_online(pp, needs_root, workload):
 def test_unknown_option_near_a_usable_one(pp):
     fails(pp, ["profile", "-F", "99", "--flamegraph", "x"], 129,
           "perf-prof: unknown option `flamegraph' (did you mean --flame-graph?) (see 'perf-prof profile -h')")
+
+
+def test_help_word_without_events(pp):
+    """`perf-prof help` and `perf-prof profile help` printed nothing and exited 0."""
+    fails(pp, ["help"], 129, "perf-prof: help describes the events given with -e before it (e.g. perf-prof trace "
+          "-e sched:sched_switch help); 'perf-prof -h' lists the profilers")
+    fails(pp, ["profile", "help"], 129, "perf-prof: help describes the events given with -e before it (e.g. "
+          "perf-prof trace -e sched:sched_switch help); 'perf-prof profile -h' lists profile's options")

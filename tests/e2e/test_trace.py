@@ -287,9 +287,12 @@ def test_help_word_prints_template_and_format(pp, needs_root):
     assert any(l.startswith("print fmt:") for l in lines)
 
 
-def test_help_word_without_events_prints_nothing(pp):
+def test_help_word_without_events_says_how_it_is_used(pp):
+    # SPEC §1.10 step 1 printed nothing and exited 0.
     rc, out, err = pp.run(["trace", "help"])
-    assert (rc, out, err) == (0, "", "")
+    assert (rc, out) == (129, "")
+    assert err == ("perf-prof: help describes the events given with -e before it (e.g. perf-prof trace -e "
+                   "sched:sched_switch help); 'perf-prof trace -h' lists trace's options\n")
 
 
 def test_help_word_uprobe_synthetic_format(pp, needs_root, workload):
