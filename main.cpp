@@ -1,6 +1,6 @@
 // perf-prof: parse, find the profiler, run the session, map errors to exit codes.
-#include <csignal>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <string>

@@ -119,10 +119,11 @@ public:
         leaked_bytes_ = all_size && call_graph_;
         comm_ = own.comm && call_graph_;
         if (own.comm && !leaked_bytes_)
-            throw Error::usage(std::string("kmemleak: --comm names the allocating tasks in the leaked-bytes report, "
-                                           "which needs ") +
-                               (call_graph_ ? "a size for every --alloc event (size=EXPR or a field bytes_alloc)"
-                                            : "-g (the stacks of the allocations)"));
+            throw Error::usage(
+                std::string("kmemleak: --comm names the allocating tasks in the leaked-bytes report, "
+                            "which needs ") +
+                (call_graph_ ? "a size for every --alloc event (size=EXPR or a field bytes_alloc)"
+                             : "-g (the stacks of the allocations)"));
         // SPEC §10 #8: these hints go to stdout, a normal run keeps stderr silent.
         if (all_size && !call_graph_ && !verbose_)
             std::printf("Support LEAKED BYTES REPORT, need -g to enable callchain.\n");

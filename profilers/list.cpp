@@ -25,7 +25,8 @@ int list_tracepoints(const Options& opt) {
     const std::string needle = words.empty() ? std::string() : words.front();
     const std::vector<std::string> all = tep::tracepoint_list();
     // Nothing found is said, as grep says it with its exit status (not SPEC §1.12's exit 0).
-    if (std::none_of(all.begin(), all.end(), [&](const std::string& tp) { return tp.find(needle) != std::string::npos; }))
+    if (std::none_of(all.begin(), all.end(),
+                     [&](const std::string& tp) { return tp.find(needle) != std::string::npos; }))
         throw Error("no tracepoint contains '" + needle + "'");
     // A terminal gets a pager, as git does; a pipe or file gets the plain list.
     FILE* out = stdout;

@@ -149,7 +149,8 @@ public:
         // perf_event_open answers a frequency above the limit with a bare EINVAL.
         if (const uint64_t max = perf::max_sample_rate(); max && own.freq > max)
             throw Error::usage("profile: -F " + std::to_string(own.freq) +
-                                   " is above kernel.perf_event_max_sample_rate (" + std::to_string(max) + ")",
+                                   " is above kernel.perf_event_max_sample_rate (" + std::to_string(max) +
+                                   ")",
                                "use -F " + std::to_string(max) +
                                    " or less, or raise the limit: sysctl kernel.perf_event_max_sample_rate=" +
                                    std::to_string(own.freq));
@@ -175,8 +176,9 @@ public:
         ev.name = choose_event(a, opt.verbose);
         // The software clock has no notion of host and guest: it would sample the host.
         if (own.exclude_host && a.type == PERF_TYPE_SOFTWARE)
-            throw Error::usage("profile: -G/--exclude-host needs a hardware PMU, and this machine has none: "
-                               "the cpu-clock event it falls back to cannot leave the host out");
+            throw Error::usage(
+                "profile: -G/--exclude-host needs a hardware PMU, and this machine has none: "
+                "the cpu-clock event it falls back to cannot leave the host out");
         if (opt.verbose > 0)
             std::fprintf(ctx_.out(), "profile: sampling %s at %llu Hz\n", ev.name.c_str(),
                          static_cast<unsigned long long>(freq_));
@@ -186,15 +188,17 @@ public:
             // A user-mode sample has no kernel frames; a kernel-mode one has the user frames of
             // the task that entered the kernel, kept when asked for (were dropped in silence).
             if (opt.kernel_callchain == true && own.exclude_kernel)
-                throw Error::usage("profile: --kernel-callchain with --exclude-kernel: samples taken in user mode "
-                                   "have no kernel frames");
+                throw Error::usage(
+                    "profile: --kernel-callchain with --exclude-kernel: samples taken in user mode "
+                    "have no kernel frames");
             const bool kernel = opt.kernel_callchain.value_or(true) && !own.exclude_kernel;
             const bool user = opt.user_callchain.value_or(!own.exclude_user);
             if (!kernel && !user)
                 throw Error::usage(std::string("profile: -g records no frame: ") +
                                    (own.exclude_kernel ? "--exclude-kernel" : "--no-kernel-callchain") +
                                    " leaves out the kernel part and " +
-                                   (own.exclude_user ? "--exclude-user" : "--no-user-callchain") + " the user part");
+                                   (own.exclude_user ? "--exclude-user" : "--no-user-callchain") +
+                                   " the user part");
             unwind::request_stacks(a, kernel, user, opt.dwarf_stack);
             printer_ = std::make_unique<stack::Printer>(kernel, user);
             if (opt.flame_graph_given) {

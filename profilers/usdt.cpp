@@ -158,7 +158,8 @@ int usdt(const Options& opt) {
     else if (words[0] == "del")
         run.sub = Sub::Del;
     else
-        return usage((" Unknown sub-command '" + words[0] + "': one of {add|del|list} needs to be specified.").c_str());
+        return usage((" Unknown sub-command '" + words[0] + "': one of {add|del|list} needs to be specified.")
+                         .c_str());
     if (words.size() < 2) return usage(" 'binpath' needs to be specified.");
     // Every SPEC is checked before any is acted on, so a bad one changes nothing.
     std::vector<sym::SdtSpec> specs;

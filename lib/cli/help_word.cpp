@@ -39,10 +39,11 @@ int run_help_word(const Options& opt, const ProfilerInfo* profiler) {
     // SPEC §1.10 step 1 printed nothing and exited 0: `perf-prof profile help` looked broken.
     if (opt.events.empty()) {
         const std::string name = profiler ? profiler->name : "";
-        throw Error::usage("help describes the events given with -e before it (e.g. perf-prof trace -e "
-                           "sched:sched_switch help); " +
-                           (profiler ? "'perf-prof " + name + " -h' lists " + name + "'s options"
-                                     : std::string("'perf-prof -h' lists the profilers")));
+        throw Error::usage(
+            "help describes the events given with -e before it (e.g. perf-prof trace -e "
+            "sched:sched_switch help); " +
+            (profiler ? "'perf-prof " + name + " -h' lists " + name + "'s options"
+                      : std::string("'perf-prof -h' lists the profilers")));
     }
     // Built whole before printing: an error in the third event leaves stdout untouched.
     std::string text = help_word_text(opt, profiler, all_profilers());

@@ -392,8 +392,8 @@ private:
                 if (*r->long_name) usable.push_back(r->long_name);
             std::sort(usable.begin(), usable.end());
             const std::string guess = core::nearest(name, usable);
-            return "unknown option `" + name + "'" + (guess.empty() ? "" : " (did you mean --" + guess + "?)") +
-                   see(profiler_);
+            return "unknown option `" + name + "'" +
+                   (guess.empty() ? "" : " (did you mean --" + guess + "?)") + see(profiler_);
         }
         // Before the profiler word every option is enabled, so a known one lands here only after it.
         return "option `" + name + "' is not usable with " + (profiler_ ? profiler_->name : "perf-prof") +
@@ -485,7 +485,8 @@ Parsed parse(const std::vector<std::string>& args, const std::vector<const Profi
         for (const ProfilerInfo* p : registry) names.push_back(p->name);
         const std::string guess = core::nearest(rest.front(), names);
         throw Error::usage("unknown profiler '" + rest.front() + "'" +
-                           (guess.empty() ? "" : " (did you mean '" + guess + "'?)") + " (see 'perf-prof -h')");
+                           (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +
+                           " (see 'perf-prof -h')");
     }
 
     out.profiler = profiler;

@@ -139,7 +139,8 @@ std::string nearest(std::string_view word, const std::vector<std::string>& candi
     size_t best_distance = limit + 1;
     for (const std::string& c : candidates) {
         // The distance is at least the difference in length.
-        if ((c.size() > word.size() ? c.size() - word.size() : word.size() - c.size()) >= best_distance) continue;
+        if ((c.size() > word.size() ? c.size() - word.size() : word.size() - c.size()) >= best_distance)
+            continue;
         const size_t d = edit_distance(word, c);
         if (d < best_distance && d > 0) {
             best = &c;

@@ -185,8 +185,9 @@ void make_nested(Resolved& r, std::string profiler) {
 
 [[noreturn]] void not_found(const EventItem& it) {
     const std::string guess = core::nearest(it.sys + ":" + it.name, tep::tracepoint_list());
-    throw Error(it.sys + ":" + it.name + " not found" + (guess.empty() ? "" : " (did you mean " + guess + "?)"),
-                "see 'perf-prof list' for the tracepoints of this kernel");
+    throw Error(
+        it.sys + ":" + it.name + " not found" + (guess.empty() ? "" : " (did you mean " + guess + "?)"),
+        "see 'perf-prof list' for the tracepoints of this kernel");
 }
 
 // Whether the SYS:NAME head of any EVENT of `list` is a glob (§2.4); nested profiler words never are.

@@ -153,8 +153,8 @@ void throw_open_error(int err, const std::string& what, const perf_event_attr& a
             const int max = read_int_file("/proc/sys/kernel/perf_event_max_stack", 0);
             if ((attr.sample_type & PERF_SAMPLE_CALLCHAIN) && attr.sample_max_stack > max && max > 0) {
                 msg = "cannot open " + what + (target.empty() ? "" : " on " + target) + ": a stack of " +
-                      std::to_string(attr.sample_max_stack) + " frames is above kernel.perf_event_max_stack (" +
-                      std::to_string(max) + ")";
+                      std::to_string(attr.sample_max_stack) +
+                      " frames is above kernel.perf_event_max_stack (" + std::to_string(max) + ")";
                 hint = "ask for fewer frames (max-stack=" + std::to_string(max) +
                        "), or raise the limit: sysctl kernel.perf_event_max_stack=" +
                        std::to_string(attr.sample_max_stack);

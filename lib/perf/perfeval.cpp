@@ -27,8 +27,8 @@ PerfEval::PerfEval(const Options& opt) : limit_(opt.sampling_limit) {
             const std::vector<int> up = core::parse_cpu_list(online);
             if (std::none_of(cpus.begin(), cpus.end(),
                              [&](int c) { return std::find(up.begin(), up.end(), c) != up.end(); }))
-                throw Error("--perfeval-cpus " + opt.perfeval_cpus + ": none of these CPUs is online (online: " +
-                            online + ")");
+                throw Error("--perfeval-cpus " + opt.perfeval_cpus +
+                            ": none of these CPUs is online (online: " + online + ")");
         }
         for (int c : cpus) {
             if (size_t(c) >= cpu_listed_.size()) cpu_listed_.resize(size_t(c) + 1);

@@ -173,9 +173,9 @@ TEST(Parse, EveryValueOption) {
     // -p, -t and -C/--cgroups are separate attach modes (settle() refuses them together).
     EXPECT_EQ(P({"-p", "1,2", "tr"}).opt.pids, "1,2");
     EXPECT_EQ(P({"-t", "5", "tr"}).opt.tids, "5");
-    Parsed p =
-        P({"-C", "0-3,8", "--cgroups", "a,b", "--watermark", "50", "-i", "100", "-o", "out.txt", "--order", "-m",
-           "8", "-N", "7", "--usage-self", "1000", "tr", "-e", "sched:a", "-e", "sched:b"});
+    Parsed p = P({"-C",   "0-3,8",   "--cgroups", "a,b",     "--watermark", "50",     "-i", "100",
+                  "-o",   "out.txt", "--order",   "-m",      "8",           "-N",     "7",  "--usage-self",
+                  "1000", "tr",      "-e",        "sched:a", "-e",          "sched:b"});
     ASSERT_EQ(p.action, Action::Run);
     const Options& o = p.opt;
     EXPECT_EQ(o.cpus, "0-3,8");
@@ -194,8 +194,8 @@ TEST(Parse, EveryValueOption) {
 TEST(Parse, LongForms) {
     EXPECT_EQ(P({"--pids", "9", "sig"}).opt.pids, "9");
     EXPECT_EQ(P({"--tids=3", "sig"}).opt.tids, "3");
-    Parsed p = P({"--cpus=0-1", "--interval=0x10", "--output", "f", "--mmap-pages=16", "--exit-N", "010", "sig",
-                  "--filter", "bash*", "--call-graph", "dwarf,4096", "--verbose", "--quiet"});
+    Parsed p = P({"--cpus=0-1", "--interval=0x10", "--output", "f", "--mmap-pages=16", "--exit-N", "010",
+                  "sig", "--filter", "bash*", "--call-graph", "dwarf,4096", "--verbose", "--quiet"});
     ASSERT_EQ(p.action, Action::Run);
     EXPECT_EQ(p.opt.cpus, "0-1");
     EXPECT_EQ(p.opt.interval_ms, 16u);  // strtol base 0: hex
@@ -292,7 +292,8 @@ TEST(Parse, CallchainNegation) {
     Parsed p = P({"sig", "-g", "--no-user-callchain", "--kernel-callchain"});
     EXPECT_EQ(p.opt.user_callchain, false);
     EXPECT_EQ(p.opt.kernel_callchain, true);
-    p = P({"sig", "-g", "--no-user-callchain", "--user-callchain", "--kernel-callchain", "--no-kernel-callchain"});
+    p = P({"sig", "-g", "--no-user-callchain", "--user-callchain", "--kernel-callchain",
+           "--no-kernel-callchain"});
     EXPECT_EQ(p.opt.user_callchain, true);  // last wins
     EXPECT_EQ(p.opt.kernel_callchain, false);
     p = P({"--no-kernel-callchain", "tr"});  // before the profiler word every option is allowed
@@ -516,7 +517,8 @@ TEST(Parse, OptionNotUsableAfterProfilerWord) {
 TEST(Parse, UnknownOption) {
     EXPECT_EQ(usage_error({"--bogus"}), "unknown option `bogus' (see 'perf-prof -h')");
     EXPECT_EQ(usage_error({"--bogus=3", "sig"}), "unknown option `bogus' (see 'perf-prof -h')");
-    EXPECT_EQ(usage_error({"sig", "--cpu", "0"}), "unknown option `cpu' (did you mean --cpus?) (see 'perf-prof sig -h')");
+    EXPECT_EQ(usage_error({"sig", "--cpu", "0"}),
+              "unknown option `cpu' (did you mean --cpus?) (see 'perf-prof sig -h')");
     EXPECT_EQ(usage_error({"-x"}), "unknown switch `x' (see 'perf-prof -h')");
     EXPECT_EQ(usage_error({"sig", "-gx"}), "unknown switch `x' (see 'perf-prof sig -h')");
     EXPECT_EQ(usage_error({"-v5", "sig"}), "unknown switch `5' (see 'perf-prof -h')");

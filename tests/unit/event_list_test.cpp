@@ -46,7 +46,8 @@ TEST(OpenError, OtherInvalidAttributesKeepTheGeneralHint) {
     EXPECT_NE(e.hint().find("rejected the event attributes"), std::string::npos);
     a.freq = 0;
     a.sample_period = uint64_t(1) << 40;  // a period, not a frequency: no limit applies
-    EXPECT_EQ(std::string(explained(EINVAL, a).what()), "cannot open profile:cpu-clock on CPU 0: Invalid argument");
+    EXPECT_EQ(std::string(explained(EINVAL, a).what()),
+              "cannot open profile:cpu-clock on CPU 0: Invalid argument");
 }
 
 TEST(OpenError, StackDepthAboveTheKernelLimitIsNamed) {
@@ -57,8 +58,9 @@ TEST(OpenError, StackDepthAboveTheKernelLimitIsNamed) {
     a.sample_type = PERF_SAMPLE_CALLCHAIN;
     a.sample_max_stack = uint16_t(max + 1);
     Error e = explained(EOVERFLOW, a);
-    EXPECT_EQ(std::string(e.what()), "cannot open profile:cpu-clock on CPU 0: a stack of " + std::to_string(max + 1) +
-                                         " frames is above kernel.perf_event_max_stack (" + std::to_string(max) + ")");
+    EXPECT_EQ(std::string(e.what()),
+              "cannot open profile:cpu-clock on CPU 0: a stack of " + std::to_string(max + 1) +
+                  " frames is above kernel.perf_event_max_stack (" + std::to_string(max) + ")");
     EXPECT_NE(e.hint().find("max-stack=" + std::to_string(max)), std::string::npos);
 }
 

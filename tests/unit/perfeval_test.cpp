@@ -111,7 +111,9 @@ TEST(PerfEval, CpusNoneOnline) {
         PerfEval e(o);
         ADD_FAILURE() << "accepted";
     } catch (const Error& e) {
-        EXPECT_EQ(std::string(e.what()).rfind("--perfeval-cpus 4095: none of these CPUs is online (online: ", 0), 0u)
+        EXPECT_EQ(
+            std::string(e.what()).rfind("--perfeval-cpus 4095: none of these CPUs is online (online: ", 0),
+            0u)
             << e.what();
     }
 }

@@ -28,8 +28,9 @@ TEST(Nearest, NothingNearEnough) {
 }
 
 TEST(Nearest, TheNearestWins) {
-    EXPECT_EQ(nearest("sched:sched_swich", {"sched:sched_switch", "sched:sched_wakeup", "sched:sched_stat_wait"}),
-              "sched:sched_switch");
+    EXPECT_EQ(
+        nearest("sched:sched_swich", {"sched:sched_switch", "sched:sched_wakeup", "sched:sched_stat_wait"}),
+        "sched:sched_switch");
     EXPECT_EQ(nearest("abcd", {"abxy", "abcx"}), "abcx");
     EXPECT_EQ(nearest("abcd", {"abcx", "abcy"}), "abcx");  // the first of equally near ones
 }
