@@ -254,3 +254,9 @@ def test_help_word_without_events(pp):
           "-e sched:sched_switch help); 'perf-prof -h' lists the profilers")
     fails(pp, ["profile", "help"], 129, "perf-prof: help describes the events given with -e before it (e.g. "
           "perf-prof trace -e sched:sched_switch help); 'perf-prof profile -h' lists profile's options")
+
+
+def test_unquoted_cpus_list(pp, needs_root):
+    """`cpus=0,1` said only "Syntax error: cpus=0": the comma ends the event."""
+    fails(pp, ["trace", "-e", "signal:signal_generate//cpus=0,1/", "-N", "1"], 129,
+          "perf-prof: Syntax error: cpus=0 (a comma ends an event: quote a cpus= list, cpus='0,2')")

@@ -142,6 +142,14 @@ TEST(ParseEvent, TrailingTextWithoutSlash) {
     EXPECT_EQ(parse_error("sched:sched_wakeup/pid>1/stack/alias=x"), "Syntax error: alias=x");
 }
 
+TEST(ParseEvent, UnquotedCpusListIsCutByItsComma) {
+    EXPECT_EQ(parse_error("a:b//cpus=1,3/"),
+              "Syntax error: cpus=1 (a comma ends an event: quote a cpus= list, cpus='0,2')");
+    EXPECT_EQ(one("a:b//cpus='1,3'/").attrs.cpus, (std::vector<int>{1, 3}));
+    // Another error beside a cpus= is left as it is.
+    EXPECT_EQ(parse_error("a:b/x/cpus=1/stack,c:d"), "Syntax error: stack");
+}
+
 TEST(ParseEvent, UnknownAttr) {
     EXPECT_EQ(parse_error("a:b//bogus/"), "Syntax error: Unknown attr bogus");
     EXPECT_EQ(parse_error("a:b//Stack/"), "Syntax error: Unknown attr Stack");  // case-sensitive
