@@ -320,8 +320,9 @@ TEST(Attrs, Cpus) {
     EXPECT_TRUE(a.cpus_given);
     EXPECT_EQ(a.cpus, (std::vector<int>{0, 1, 2}));
     EXPECT_EQ(one("a:b//cpus='0-2,5'/").attrs.cpus, (std::vector<int>{0, 1, 2, 5}));
-    // An unquoted ',' ends the EVENT (§2.1), leaving "cpus=0-2" without its '/'.
-    EXPECT_EQ(parse_error("a:b//cpus=0-2,5/"), "Syntax error: cpus=0-2");
+    // An unquoted ',' ends the EVENT (§2.1), leaving "cpus=0-2" without its '/': said so.
+    EXPECT_EQ(parse_error("a:b//cpus=0-2,5/"),
+              "Syntax error: cpus=0-2 (a comma ends an event: quote a cpus= list, cpus='0,2')");
     EXPECT_EQ(one("a:b//cpus=\"1,3\"/").attrs.cpus, (std::vector<int>{1, 3}));
     parse_error("a:b//cpus=x/");
     parse_error("a:b//cpus=/");
