@@ -1,6 +1,8 @@
 // perf-prof: parse, find the profiler, run the session, map errors to exit codes.
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -44,7 +46,14 @@ void unblock_stop_signals() {
 }
 }  // namespace
 
-int main(int argc, char** argv) {
+// Results that could not all be written (a full disk, /dev/full) must not end in exit 0.
+static int output_written(int rc) {
+    if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return rc;
+    std::fprintf(stderr, "perf-prof: the output could not be written: %s\n", std::strerror(errno));
+    return rc ? rc : 1;
+}
+
+static int run(int argc, char** argv) {
     using namespace perfprof;
     std::vector<std::string> args(argv + 1, argv + argc);
     core::set_command_line(argc, argv);
@@ -90,4 +99,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "perf-prof: internal error: %s\n", e.what());
         return 1;
     }
+}
+
+int main(int argc, char** argv) {
+    return output_written(run(argc, argv));
 }

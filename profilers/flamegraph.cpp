@@ -101,7 +101,9 @@ flamegraph::ParseReport read_input(const std::string& path, flamegraph::FoldedSt
 int render(const Options& opt) {
     if (opt.workload.size() != 1)
         throw Error::usage(opt.workload.empty() ? "flamegraph: name the folded file to draw ('-' for stdin)"
-                                                : "flamegraph: one folded file at a time");
+                                                : "flamegraph takes one folded file, options before it ('" +
+                                                      opt.workload[1] + "' came after '" + opt.workload[0] +
+                                                      "'; see 'perf-prof flamegraph -h')");
     const std::string& path = opt.workload.front();
     const auto& own = opt.own_as<FlamegraphOptions>();
     flamegraph::FoldedStacks stacks;

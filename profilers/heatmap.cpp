@@ -116,9 +116,10 @@ uint64_t in_unit(const std::string& text, const std::string& unit, const char* o
 int draw_heatmap(const Options& opt) {
     const std::vector<std::string>& words = opt.workload;
     if (words.size() != 1)
-        throw Error::usage(
-            words.empty() ? "heatmap needs a FILE.lat, or - for stdin (see 'perf-prof heatmap -h')"
-                          : "heatmap takes one FILE.lat, options before it (see 'perf-prof heatmap -h')");
+        throw Error::usage(words.empty()
+                               ? "heatmap needs a FILE.lat, or - for stdin (see 'perf-prof heatmap -h')"
+                               : "heatmap takes one FILE.lat, options before it ('" + words[1] +
+                                     "' came after '" + words[0] + "'; see 'perf-prof heatmap -h')");
     const HeatmapCmdOptions& own = opt.own_as<HeatmapCmdOptions>();
     fg::HeatmapOptions hm = own.hm;
     fg::check_heatmap_options(hm);

@@ -2,10 +2,12 @@
 // (SPEC §1.12).
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
+#include "perf-prof/error.h"
 #include "perf-prof/profiler.h"
 #include "tep/tracefs.h"
 
@@ -15,9 +17,17 @@ namespace {
 
 int list_tracepoints(const Options& opt) {
     const std::vector<std::string>& words = opt.workload;
-    // Only the first word is used, as a plain case-sensitive substring.
+    // One plain case-sensitive substring (SPEC §1.12 used the first word and dropped the rest).
+    if (words.size() > 1)
+        throw Error::usage("list takes one SUBSTRING, got " + std::to_string(words.size()) + " words ('" +
+                           words[0] + "' '" + words[1] + (words.size() > 2 ? "' ...)" : "')") +
+                           " (see 'perf-prof list -h')");
     const std::string needle = words.empty() ? std::string() : words.front();
     const std::vector<std::string> all = tep::tracepoint_list();
+    // Nothing found is said, as grep says it with its exit status (not SPEC §1.12's exit 0).
+    if (std::none_of(all.begin(), all.end(),
+                     [&](const std::string& tp) { return tp.find(needle) != std::string::npos; }))
+        throw Error("no tracepoint contains '" + needle + "'");
     // A terminal gets a pager, as git does; a pipe or file gets the plain list.
     FILE* out = stdout;
     if (::isatty(STDOUT_FILENO)) {
@@ -40,7 +50,8 @@ const ProfilerInfo list_info = {
     "[SUBSTRING]",
     {
         "SYNOPSIS",
-        "    Print every tracepoint as sys:name, sorted; with SUBSTRING, only those containing it.",
+        "    Print every tracepoint as sys:name, sorted; with SUBSTRING, only those containing it",
+        "    (exit status 1 when none does).",
         "",
         "EXAMPLES",
         "    perf-prof list",

@@ -1,6 +1,7 @@
 // profile: periodic CPU sampling with stacks and flame graphs (SPEC §4.2).
 #include <cpuid.h>
 #include <linux/perf_event.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <memory>
@@ -107,6 +108,17 @@ std::shared_ptr<ProfilerOptions> make_options() {
     return std::make_shared<ProfileOptions>();
 }
 
+// eBPF filters that would keep no sample, or name no process.
+void check_ebpf_filters(const filter::EbpfFilters& f) {
+    if (f.nr_running_min && f.nr_running_max && *f.nr_running_min > *f.nr_running_max)
+        throw Error::usage("profile: --nr_running_min " + std::to_string(*f.nr_running_min) +
+                           " is above --nr_running_max " + std::to_string(*f.nr_running_max) +
+                           ": no sample would be kept");
+    struct stat st;
+    if (f.exclude_pid && ::stat(("/proc/" + std::to_string(*f.exclude_pid)).c_str(), &st) != 0)
+        throw Error("profile: --exclude_pid: process " + std::to_string(*f.exclude_pid) + " does not exist");
+}
+
 // CPUID leaf 1, ECX bit 31: set by hypervisors for their guests.
 bool in_vm() {
     unsigned a, b, c, d;
@@ -134,10 +146,19 @@ public:
         const Options& opt = ctx_.options();
         const ProfileOptions& own = opt.own_as<ProfileOptions>();
         if (own.freq == 0) throw Error::usage("profile: -F freq is required");
+        // perf_event_open answers a frequency above the limit with a bare EINVAL.
+        if (const uint64_t max = perf::max_sample_rate(); max && own.freq > max)
+            throw Error::usage("profile: -F " + std::to_string(own.freq) +
+                                   " is above kernel.perf_event_max_sample_rate (" + std::to_string(max) +
+                                   ")",
+                               "use -F " + std::to_string(max) +
+                                   " or less, or raise the limit: sysctl kernel.perf_event_max_sample_rate=" +
+                                   std::to_string(own.freq));
         if (own.exclude_user && own.exclude_kernel)
             throw Error::usage("profile: --exclude-user and --exclude-kernel leave nothing to sample");
         if (own.exclude_guest && own.exclude_host)
             throw Error::usage("profile: --exclude-guest and --exclude-host leave nothing to sample");
+        check_ebpf_filters(own.ebpf);
         freq_ = own.freq;
         if (own.than) min_count_ = (freq_ * static_cast<uint64_t>(*own.than) + 99) / 100;
 
@@ -153,14 +174,31 @@ public:
         a.exclude_guest = own.exclude_guest;
         a.exclude_host = own.exclude_host;
         ev.name = choose_event(a, opt.verbose);
+        // The software clock has no notion of host and guest: it would sample the host.
+        if (own.exclude_host && a.type == PERF_TYPE_SOFTWARE)
+            throw Error::usage(
+                "profile: -G/--exclude-host needs a hardware PMU, and this machine has none: "
+                "the cpu-clock event it falls back to cannot leave the host out");
         if (opt.verbose > 0)
             std::fprintf(ctx_.out(), "profile: sampling %s at %llu Hz\n", ev.name.c_str(),
                          static_cast<unsigned long long>(freq_));
         suffix_ = " " + ev.name + "\n";
         // Stacks: kernel and user halves by default (SPEC §4.2).
         if (opt.call_graph) {
+            // A user-mode sample has no kernel frames; a kernel-mode one has the user frames of
+            // the task that entered the kernel, kept when asked for (were dropped in silence).
+            if (opt.kernel_callchain == true && own.exclude_kernel)
+                throw Error::usage(
+                    "profile: --kernel-callchain with --exclude-kernel: samples taken in user mode "
+                    "have no kernel frames");
             const bool kernel = opt.kernel_callchain.value_or(true) && !own.exclude_kernel;
-            const bool user = opt.user_callchain.value_or(true) && !own.exclude_user;
+            const bool user = opt.user_callchain.value_or(!own.exclude_user);
+            if (!kernel && !user)
+                throw Error::usage(std::string("profile: -g records no frame: ") +
+                                   (own.exclude_kernel ? "--exclude-kernel" : "--no-kernel-callchain") +
+                                   " leaves out the kernel part and " +
+                                   (own.exclude_user ? "--exclude-user" : "--no-user-callchain") +
+                                   " the user part");
             unwind::request_stacks(a, kernel, user, opt.dwarf_stack);
             printer_ = std::make_unique<stack::Printer>(kernel, user);
             if (opt.flame_graph_given) {
@@ -301,7 +339,7 @@ extern const ProfilerInfo profile_info;
 const ProfilerInfo profile_info = {
     "profile",
     "Sample the CPUs: hot spots, stacks, flame graphs.",
-    "[OPTION...] -F freq [-g [--flame-graph file] [--pprof file]] [--than PCT] [[--] <command>]",
+    "[OPTION...] -F freq [-g] [--flame-graph file] [--pprof file] [--than PCT] [[--] <command>]",
     {
         "SYNOPSIS",
         "    Sample what runs on the CPUs (or in the attached tasks) F times a second: CPU",

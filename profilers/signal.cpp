@@ -32,10 +32,14 @@ public:
         ev.attr.wakeup_events = 1;
         // The default half is kernel only (SPEC §4.1, §12).
         if (opt.call_graph) {
-            unwind::request_stacks(ev.attr, opt.kernel_callchain.value_or(true),
-                                   opt.user_callchain.value_or(false), opt.dwarf_stack);
-            printer_ = std::make_unique<stack::Printer>(opt.kernel_callchain.value_or(true),
-                                                        opt.user_callchain.value_or(false));
+            const bool kernel = opt.kernel_callchain.value_or(true),
+                       user = opt.user_callchain.value_or(false);
+            if (!kernel && !user)
+                throw Error::usage(
+                    "signal: -g with --no-kernel-callchain records no frame: the user part needs "
+                    "--user-callchain");
+            unwind::request_stacks(ev.attr, kernel, user, opt.dwarf_stack);
+            printer_ = std::make_unique<stack::Printer>(kernel, user);
         }
         // comm of signal_generate is the receiving task (SPEC §4.1).
         if (opt.filter_given) ev.filter = filter::comm_filter(opt.filter);

@@ -1,5 +1,9 @@
 // usdt: list the USDT probes of ELF files, and add or delete the uprobe events that make them
 // tracepoints `provider:name` (SPEC §7).
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -84,23 +88,57 @@ struct Run {
         }
     }
 
-    void spec(const sym::SdtSpec& spec) {
+    // The probes `spec` selects, in note order, after its notes' warnings (stderr). Null, with
+    // one line on stderr, when the file cannot be read or no probe matches: a SPEC that does
+    // nothing is the user's mistake (a mistyped path or name), never a silent success.
+    std::optional<std::vector<sym::SdtProbe>> select(const sym::SdtSpec& spec) {
         std::optional<sym::SdtNotes> notes = sym::read_sdt_notes(spec.binpath);
-        if (!notes) {
-            // SPEC §7.1: nothing is printed for it (and the exit status stays 0).
-            if (verbose > 0)
-                std::fprintf(stderr, "%s: cannot open, or not an ELF file\n", spec.binpath.c_str());
-            return;
-        }
         std::fflush(stdout);
+        if (!notes) {
+            std::fprintf(stderr, "perf-prof: usdt: %s\n", unreadable(spec.binpath).c_str());
+            return std::nullopt;
+        }
         for (const std::string& w : notes->warnings) std::fprintf(stderr, "%s\n", w.c_str());
-        for (const sym::SdtProbe& p : notes->probes) {
-            if (!sym::sdt_matches(spec, p)) continue;
+        std::vector<sym::SdtProbe> probes;
+        for (const sym::SdtProbe& p : notes->probes)
+            if (sym::sdt_matches(spec, p)) probes.push_back(p);
+        if (probes.empty()) {
+            std::fprintf(stderr, "perf-prof: usdt: %s\n", nothing_selected(spec).c_str());
+            return std::nullopt;
+        }
+        return probes;
+    }
+
+    void act(const sym::SdtSpec& spec, const std::vector<sym::SdtProbe>& probes) {
+        for (const sym::SdtProbe& p : probes) {
             if (sub == Sub::List)
                 list(p, spec);
             else
                 change(p, spec);
         }
+    }
+
+    // Why read_sdt_notes() found no ELF file at `path`.
+    static std::string unreadable(const std::string& path) {
+        struct stat st;
+        if (::stat(path.c_str(), &st) != 0) return "cannot open '" + path + "': " + std::strerror(errno);
+        if (S_ISDIR(st.st_mode)) return "'" + path + "' is a directory, not an ELF file";
+        if (::access(path.c_str(), R_OK) != 0) return "cannot read '" + path + "': " + std::strerror(errno);
+        return "'" + path + "' is not an ELF file";
+    }
+
+    static std::string nothing_selected(const sym::SdtSpec& spec) {
+        if (spec.provider.empty() && spec.name.empty() && !spec.addr)
+            return "'" + spec.binpath + "' has no USDT probes";
+        std::string probe = spec.provider.empty() ? "" : spec.provider + ":";
+        probe += spec.name.empty() ? "*" : spec.name;
+        if (spec.addr) {
+            char addr[24];
+            std::snprintf(addr, sizeof addr, "@%#llx", static_cast<unsigned long long>(spec.addr));
+            probe += addr;
+        }
+        return "no USDT probe " + probe + " in '" + spec.binpath + "' (see 'perf-prof usdt list " +
+               spec.binpath + "')";
     }
 };
 
@@ -120,7 +158,8 @@ int usdt(const Options& opt) {
     else if (words[0] == "del")
         run.sub = Sub::Del;
     else
-        return usage(nullptr);
+        return usage((" Unknown sub-command '" + words[0] + "': one of {add|del|list} needs to be specified.")
+                         .c_str());
     if (words.size() < 2) return usage(" 'binpath' needs to be specified.");
     // Every SPEC is checked before any is acted on, so a bad one changes nothing.
     std::vector<sym::SdtSpec> specs;
@@ -128,7 +167,17 @@ int usdt(const Options& opt) {
         specs.push_back(sym::parse_sdt_spec(words[i]));
         if (specs.back().binpath.empty()) return usage(" binpath is empty.");
     }
-    for (const sym::SdtSpec& s : specs) run.spec(s);
+    // So is every binary read and every probe found first: a mistyped SPEC among several leaves
+    // uprobe_events untouched.
+    std::vector<std::vector<sym::SdtProbe>> selected;
+    bool found = true;
+    for (const sym::SdtSpec& s : specs) {
+        std::optional<std::vector<sym::SdtProbe>> probes = run.select(s);
+        found &= probes.has_value();
+        selected.push_back(probes.value_or(std::vector<sym::SdtProbe>{}));
+    }
+    if (!found) return 1;
+    for (size_t i = 0; i < specs.size(); ++i) run.act(specs[i], selected[i]);
     return run.status;
 }
 
@@ -150,8 +199,9 @@ const ProfilerInfo usdt_info = {
         "    every probe of BINPATH is selected. ARGFMT gives one format per argument, only",
         "    that many arguments are fetched, and an item containing %s becomes the fetch",
         "    argument with %s replaced by the operand (e.g. 'ptr=%s:x64'); other items give",
-        "    argN=OPERAND:TYPE. Exit status: 0, or 1 when a definition could not be made or",
-        "    written; 129 for usage errors.",
+        "    argN=OPERAND:TYPE. Exit status: 0; 1 when a BINPATH cannot be read or is no ELF",
+        "    file, when a SPEC selects no probe (then nothing is added or deleted), or when a",
+        "    definition could not be made or written; 129 for usage errors.",
         "",
         "EXAMPLES",
         "    perf-prof usdt list -v /usr/bin/python3",

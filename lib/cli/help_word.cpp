@@ -1,6 +1,7 @@
 #include "cli/help_word.h"
 
 #include "event/resolve.h"
+#include "perf-prof/error.h"
 #include "tep/tep.h"
 
 namespace perfprof::cli {
@@ -35,6 +36,15 @@ std::string help_word_text(const Options& opt, const ProfilerInfo* profiler,
 }
 
 int run_help_word(const Options& opt, const ProfilerInfo* profiler) {
+    // SPEC §1.10 step 1 printed nothing and exited 0: `perf-prof profile help` looked broken.
+    if (opt.events.empty()) {
+        const std::string name = profiler ? profiler->name : "";
+        throw Error::usage(
+            "help describes the events given with -e before it (e.g. perf-prof trace -e "
+            "sched:sched_switch help); " +
+            (profiler ? "'perf-prof " + name + " -h' lists " + name + "'s options"
+                      : std::string("'perf-prof -h' lists the profilers")));
+    }
     // Built whole before printing: an error in the third event leaves stdout untouched.
     std::string text = help_word_text(opt, profiler, all_profilers());
     std::fwrite(text.data(), 1, text.size(), stdout);

@@ -19,6 +19,7 @@ std::string help_word_text(const Options& opt, const ProfilerInfo* profiler,
                            const std::vector<const ProfilerInfo*>& registry);
 
 // Prints help_word_text(opt, profiler, all_profilers()) on stdout; returns the exit status (0).
+// Without -e, throws Error::usage saying how the word is used.
 int run_help_word(const Options& opt, const ProfilerInfo* profiler);
 
 }  // namespace perfprof::cli

@@ -79,12 +79,14 @@ constexpr std::array<OptionRow, kRows> kTable{{
      "information with a copy of size bytes of the user\n"
      "stack per sample (dwarf, default 8192)"},
     {Opt::FlameGraph, 0, "flame-graph", "file", K::Value, false, G::Profiler,
-     "with -g: count stacks into file.folded and draw\n"
-     "them in file.svg (\"\" = folded to stdout); with -i\n"
-     "one file-YYYYMMDD-HHMMSS.svg per interval"},
+     "record stacks (-g implied) and count them into\n"
+     "file.folded, drawn in file.svg (\"\" = folded to\n"
+     "stdout); with -i one file-YYYYMMDD-HHMMSS.svg per\n"
+     "interval"},
     {Opt::Pprof, 0, "pprof", "file", K::Value, false, G::Profiler,
-     "with -g: write the stacks as a gzipped pprof\n"
-     "profile.proto to file (whole run, also with -i)"},
+     "record stacks (-g implied) and write them as a\n"
+     "gzipped pprof profile.proto to file (whole run,\n"
+     "also with -i)"},
     {Opt::Perins, 0, "perins", "", K::Flag, false, G::Profiler, "statistics per instance"},
     {Opt::Ptrace, 0, "ptrace", "", K::Flag, false, G::Profiler,
      "with -p/-t: also follow the threads and processes\n"

@@ -8,9 +8,11 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "cli/checks.h"
 #include "cli/help.h"
 #include "cli/option_table.h"
 #include "core/parse.h"
+#include "core/text.h"
 #include "perf-prof/error.h"
 #include "unwind/call_graph.h"
 
@@ -386,7 +388,16 @@ private:
             name = shown_name(*row);
             known = true;
         }
-        if (!known) return "unknown option `" + name + "'" + see(profiler_);
+        if (!known) {
+            // The options usable here, for "did you mean".
+            std::vector<std::string> usable;
+            for (const auto& [o, r] : rows_)
+                if (*r->long_name) usable.push_back(r->long_name);
+            std::sort(usable.begin(), usable.end());
+            const std::string guess = core::nearest(name, usable);
+            return "unknown option `" + name + "'" +
+                   (guess.empty() ? "" : " (did you mean --" + guess + "?)") + see(profiler_);
+        }
         // Before the profiler word every option is enabled, so a known one lands here only after it.
         return "option `" + name + "' is not usable with " + (profiler_ ? profiler_->name : "perf-prof") +
                see(profiler_);
@@ -473,7 +484,12 @@ Parsed parse(const std::vector<std::string>& args, const std::vector<const Profi
         }
         if (rest.front() == "--")
             throw Error::usage("a profiler must come before the workload (see 'perf-prof -h')");
-        throw Error::usage("unknown profiler '" + rest.front() + "' (see 'perf-prof -h')");
+        std::vector<std::string> names;
+        for (const ProfilerInfo* p : registry) names.push_back(p->name);
+        const std::string guess = core::nearest(rest.front(), names);
+        throw Error::usage("unknown profiler '" + rest.front() + "'" +
+                           (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +
+                           " (see 'perf-prof -h')");
     }
 
     out.profiler = profiler;
@@ -500,6 +516,7 @@ Parsed parse(const std::vector<std::string>& args, const std::vector<const Profi
     out.opt.own = std::move(own);
     out.opt.workload = split_workload(after.rest());
     out.separator = !after.rest().empty() && after.rest().front() == "--";
+    if (!profiler->run_words) settle(out.opt, *profiler);
     out.action = Action::Run;
     return out;
 }

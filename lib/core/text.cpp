@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace perfprof::core {
@@ -104,6 +105,49 @@ void set_command_line(int argc, char** argv) {
 
 const std::string& command_line() {
     return command_line_text();
+}
+
+std::string online_cpus_text() {
+    std::string text = read_file_or_empty("/sys/devices/system/cpu/online");
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    return text;
+}
+
+namespace {
+
+// Levenshtein distance, one row at a time.
+size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<size_t> row(b.size() + 1);
+    for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= a.size(); ++i) {
+        size_t diagonal = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= b.size(); ++j) {
+            const size_t up = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1])});
+            diagonal = up;
+        }
+    }
+    return row[b.size()];
+}
+
+}  // namespace
+
+std::string nearest(std::string_view word, const std::vector<std::string>& candidates) {
+    const size_t limit = word.empty() ? 0 : std::min<size_t>(2, (word.size() - 1) / 2);
+    const std::string* best = nullptr;
+    size_t best_distance = limit + 1;
+    for (const std::string& c : candidates) {
+        // The distance is at least the difference in length.
+        if ((c.size() > word.size() ? c.size() - word.size() : word.size() - c.size()) >= best_distance)
+            continue;
+        const size_t d = edit_distance(word, c);
+        if (d < best_distance && d > 0) {
+            best = &c;
+            best_distance = d;
+        }
+    }
+    return best ? *best : std::string();
 }
 
 }  // namespace perfprof::core

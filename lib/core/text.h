@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace perfprof::core {
 
@@ -31,5 +32,13 @@ std::string_view next_field(std::string_view line, size_t& pos);
 // as "perf-prof": what a picture's subtitle says was profiled. Set once by main().
 void set_command_line(int argc, char** argv);
 const std::string& command_line();
+
+// /sys/devices/system/cpu/online as the kernel writes it ("0-3,8"), without its newline; ""
+// when it cannot be read.
+std::string online_cpus_text();
+
+// For "did you mean": the candidate nearest to `word` by edit distance, when at most 2 edits
+// (and fewer than half its letters) away; the first of equally near ones; "" when none is.
+std::string nearest(std::string_view word, const std::vector<std::string>& candidates);
 
 }  // namespace perfprof::core

@@ -3,8 +3,10 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cctype>
 
 #include "core/parse.h"
+#include "core/text.h"
 #include "perf-prof/error.h"
 
 namespace perfprof::event {
@@ -143,7 +145,13 @@ EventItem parse_event(const std::string& text, const std::vector<std::string>& p
         it.kind = Kind::Profiler;
         it.sys = strip_quotes(head);
         if (it.sys.empty()) syntax(text.empty() ? std::string("empty event") : text);
-        if (!contains(profilers, it.sys)) throw Error::usage("profiler " + it.sys + " not found");
+        if (!contains(profilers, it.sys)) {
+            // Most often a tracepoint's NAME without its SYS (-e sched_switch).
+            const std::string guess = core::nearest(it.sys, profilers);
+            throw Error::usage("profiler " + it.sys + " not found" +
+                               (guess.empty() ? "" : " (did you mean " + guess + "?)") +
+                               "; a tracepoint is SYS:NAME (see 'perf-prof list " + it.sys + "')");
+        }
         it.profiler_options = second;
         check_nested_attrs(it);
         return it;
@@ -193,7 +201,19 @@ std::string strip_quotes(std::string_view s) {
 
 std::vector<EventItem> parse_event_list(std::string_view list, const std::vector<std::string>& profilers) {
     std::vector<EventItem> out;
-    for (const std::string& ev : split_protected(list, ',')) out.push_back(parse_event(ev, profilers));
+    const std::vector<std::string> items = split_protected(list, ',');
+    for (size_t i = 0; i < items.size(); ++i) {
+        try {
+            out.push_back(parse_event(items[i], profilers));
+        } catch (const Error& e) {
+            // "cpus=0,2" unquoted: the comma ended the event, and "Syntax error: cpus=0" alone
+            // does not say why.
+            const bool cut_list = i + 1 < items.size() && items[i].find("cpus=") != std::string::npos &&
+                                  !items[i + 1].empty() && std::isdigit(static_cast<unsigned char>(items[i + 1][0]));
+            if (!cut_list) throw;
+            throw Error::usage(std::string(e.what()) + " (a comma ends an event: quote a cpus= list, cpus='0,2')");
+        }
+    }
     return out;
 }
 

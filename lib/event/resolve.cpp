@@ -13,6 +13,8 @@
 #include <memory>
 
 #include "core/fd.h"
+#include "core/parse.h"
+#include "core/text.h"
 #include "event/merged_events.h"
 #include "perf-prof/error.h"
 #include "perf-prof/profiler.h"
@@ -183,8 +185,10 @@ void make_nested(Resolved& r, std::string profiler) {
 }
 
 [[noreturn]] void not_found(const EventItem& it) {
-    throw Error(it.sys + ":" + it.name + " not found",
-                "see 'perf-prof list' for the tracepoints of this kernel");
+    const std::string guess = core::nearest(it.sys + ":" + it.name, tep::tracepoint_list());
+    throw Error(
+        it.sys + ":" + it.name + " not found" + (guess.empty() ? "" : " (did you mean " + guess + "?)"),
+        "see 'perf-prof list' for the tracepoints of this kernel");
 }
 
 // Whether the SYS:NAME head of any EVENT of `list` is a glob (§2.4); nested profiler words never are.
@@ -348,6 +352,23 @@ Resolved resolve_event(const EventItem& item, tep::Tep& tep, const std::vector<s
     not_found(item);
 }
 
+namespace {
+
+// SPEC §2.5 ignores a cpus= that names no CPU of the device: the event then opens on every CPU,
+// the opposite of what was asked. A list without an online CPU is a mistake, said here.
+void check_cpus_attr(const EventItem& item) {
+    if (item.attrs.cpus.empty()) return;
+    const std::string text = core::online_cpus_text();
+    if (text.empty()) return;
+    const std::vector<int> online = core::parse_cpu_list(text);
+    for (int c : item.attrs.cpus)
+        if (std::find(online.begin(), online.end(), c) != online.end()) return;
+    const std::string what = item.name.empty() ? item.sys : item.sys + ":" + item.name;
+    throw Error::usage(what + ": cpus=: none of these CPUs is online (online: " + text + ")");
+}
+
+}  // namespace
+
 std::vector<Resolved> resolve_event_list(std::string_view list, tep::Tep& tep, int verbose) {
     std::string text(list);
     if (has_glob(text)) {
@@ -358,6 +379,7 @@ std::vector<Resolved> resolve_event_list(std::string_view list, tep::Tep& tep, i
     std::vector<std::string> profilers = profiler_names();
     std::vector<Resolved> out;
     for (const EventItem& item : parse_event_list(text, profilers)) {
+        check_cpus_attr(item);
         out.push_back(resolve_event(item, tep, profilers));
         const Resolved& r = out.back();
         // A note, not a warning: the old name works; stderr stays for real problems.

@@ -113,6 +113,11 @@ void EventList::disable() {
     perf_evlist__disable(list_.get());
 }
 
+uint64_t max_sample_rate() {
+    const int rate = read_int_file("/proc/sys/kernel/perf_event_max_sample_rate", 0);
+    return rate > 0 ? uint64_t(rate) : 0;
+}
+
 void throw_open_error(int err, const std::string& what, const perf_event_attr& attr,
                       const std::string& target) {
     std::string msg =
@@ -126,9 +131,15 @@ void throw_open_error(int err, const std::string& what, const perf_event_attr& a
                    "; run as root, or lower it: sysctl kernel.perf_event_paranoid=-1";
             break;
         }
+        case EOPNOTSUPP:
+            // The event exists; the PMU lacks something asked of it (sampling, exclude bits).
+            if (attr.type != PERF_TYPE_HARDWARE && attr.type != PERF_TYPE_HW_CACHE) {
+                hint = "this PMU cannot do what the event asks (sampling, or one of the exclude-* filters)";
+                break;
+            }
+            [[fallthrough]];
         case ENOENT:
         case ENODEV:
-        case EOPNOTSUPP:
             if (attr.type == PERF_TYPE_HARDWARE || attr.type == PERF_TYPE_HW_CACHE)
                 hint = "this machine has no hardware PMU (a VM?); use a software event such as cpu-clock";
             else
@@ -137,6 +148,19 @@ void throw_open_error(int err, const std::string& what, const perf_event_attr& a
         case ESRCH:
             msg = "cannot open " + what + " on " + target + ": the task has exited";
             break;
+        case EOVERFLOW: {
+            // sample_max_stack above the sysctl; 0 asks for the sysctl's own value.
+            const int max = read_int_file("/proc/sys/kernel/perf_event_max_stack", 0);
+            if ((attr.sample_type & PERF_SAMPLE_CALLCHAIN) && attr.sample_max_stack > max && max > 0) {
+                msg = "cannot open " + what + (target.empty() ? "" : " on " + target) + ": a stack of " +
+                      std::to_string(attr.sample_max_stack) +
+                      " frames is above kernel.perf_event_max_stack (" + std::to_string(max) + ")";
+                hint = "ask for fewer frames (max-stack=" + std::to_string(max) +
+                       "), or raise the limit: sysctl kernel.perf_event_max_stack=" +
+                       std::to_string(attr.sample_max_stack);
+            }
+            break;
+        }
         case EMFILE:
             hint = "too many open files: raise the limit with 'ulimit -n'";
             break;
@@ -147,6 +171,14 @@ void throw_open_error(int err, const std::string& what, const perf_event_attr& a
             hint = "another tool holds this PMU exclusively";
             break;
         case EINVAL:
+            if (const uint64_t max = max_sample_rate(); attr.freq && max && attr.sample_freq > max) {
+                msg = "cannot open " + what + (target.empty() ? "" : " on " + target) + ": " +
+                      std::to_string(attr.sample_freq) + " samples a second is above " +
+                      "kernel.perf_event_max_sample_rate (" + std::to_string(max) + ")";
+                hint = "sample less often, or raise the limit: sysctl kernel.perf_event_max_sample_rate=" +
+                       std::to_string(attr.sample_freq);
+                break;
+            }
             // Before Linux 6.12 an inherited event could not read its counter into samples.
             if (attr.inherit && (attr.sample_type & PERF_SAMPLE_READ))
                 hint = "this kernel cannot follow new tasks with this event (inherit with "

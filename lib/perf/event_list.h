@@ -4,6 +4,7 @@
 
 #include <linux/perf_event.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,11 @@ private:
 // One event on the calling thread, any CPU, close-on-exec, outside any list: for probing what
 // the kernel accepts and for reading an mmap page. An invalid Fd (errno set) on failure.
 core::Fd open_on_self(const perf_event_attr& attr);
+
+// kernel.perf_event_max_sample_rate: the highest sample_freq perf_event_open accepts (EINVAL
+// above it). The kernel lowers it by itself when sampling interrupts take too long. 0 when
+// it cannot be read.
+uint64_t max_sample_rate();
 
 // Turns a perf_event_open errno into an Error with advice. `target` says where it was
 // opened ("CPU 1", "thread 42", "cgroup /x").

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "core/parse.h"
+#include "core/text.h"
 #include "core/time.h"
 #include "perf-prof/error.h"
 
@@ -20,7 +21,16 @@ PerfEval::PerfEval(const Options& opt) : limit_(opt.sampling_limit) {
     if (!opt.perfeval_cpus.empty()) {
         by_cpu_ = true;
         list_ = opt.perfeval_cpus;
-        for (int c : core::parse_cpu_list(opt.perfeval_cpus)) {
+        const std::vector<int> cpus = core::parse_cpu_list(opt.perfeval_cpus);
+        // None online: nothing would ever be counted (as --perfeval-pids of no process).
+        if (const std::string online = core::online_cpus_text(); !online.empty()) {
+            const std::vector<int> up = core::parse_cpu_list(online);
+            if (std::none_of(cpus.begin(), cpus.end(),
+                             [&](int c) { return std::find(up.begin(), up.end(), c) != up.end(); }))
+                throw Error("--perfeval-cpus " + opt.perfeval_cpus +
+                            ": none of these CPUs is online (online: " + online + ")");
+        }
+        for (int c : cpus) {
             if (size_t(c) >= cpu_listed_.size()) cpu_listed_.resize(size_t(c) + 1);
             cpu_listed_[size_t(c)] = true;
         }

@@ -37,8 +37,13 @@ def test_list_substring(pp, needs_root):
     lines = out.splitlines()
     assert "sched:sched_switch" in lines
     assert lines == [e for e in tracefs_events() if "sched_sw" in e]
+    # Nothing found: said, with grep's exit status (SPEC §1.12 exited 0 in silence).
     rc, out, err = pp.run(["list", "no_such_tracepoint_substring"], timeout=30)
-    assert rc == 0 and out == "" and err == ""
+    assert (rc, out, err) == (1, "", "perf-prof: no tracepoint contains 'no_such_tracepoint_substring'\n")
+    # One SUBSTRING: a second word was silently dropped.
+    rc, out, err = pp.run(["list", "sched_sw", "irq"], timeout=30)
+    assert (rc, out) == (129, "")
+    assert err == "perf-prof: list takes one SUBSTRING, got 2 words ('sched_sw' 'irq') (see 'perf-prof list -h')\n"
 
 
 def test_list_help_and_options(pp):

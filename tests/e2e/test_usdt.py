@@ -140,22 +140,36 @@ def test_list_filters(pp, app):
     assert ok(pp, ["list", "ppapp:tick@" + app]) == tick
     assert ok(pp, ["list", "tick@" + app]) == tick
     assert ok(pp, ["list", "ppapp:tick@%s@%#x" % (app, notes["tick"]["pc"])]) == tick
-    assert ok(pp, ["list", "ppapp:tick@%s@%#x" % (app, notes["tick"]["pc"] + 1)]) == ""
-    assert ok(pp, ["list", "other:tick@" + app]) == ""
-    assert ok(pp, ["list", "nosuch@" + app]) == ""
+    # A filter that selects nothing is a mistake, said on stderr with exit 1 (not SPEC §7.1's
+    # silent exit 0).
+    for spec, shown in [("ppapp:tick@%s@%#x" % (app, notes["tick"]["pc"] + 1),
+                         "ppapp:tick@%#x" % (notes["tick"]["pc"] + 1)),
+                        ("other:tick@" + app, "other:tick"), ("nosuch@" + app, "nosuch"),
+                        ("other:@" + app, "other:*")]:
+        rc, out, err = usdt(pp, ["list", spec])
+        assert (rc, out) == (1, ""), (spec, rc, out, err)
+        assert err == "perf-prof: usdt: no USDT probe %s in '%s' (see 'perf-prof usdt list %s')\n" % (
+            shown, app, app), err
     # Two SPECs: both, in order.
     assert ok(pp, ["list", "done@" + app, "start@" + app]) == "ppapp:done@%s\nppapp:start@%s\n" % (app, app)
 
 
-def test_list_unopenable_binpath_prints_nothing(pp, tmp_path):
-    # SPEC §7.1: exit 0, nothing printed for it.
-    assert ok(pp, ["list", str(tmp_path / "missing")]) == ""
-    (tmp_path / "text").write_text("not an ELF\n")
-    assert ok(pp, ["list", str(tmp_path / "text")]) == ""
+def test_list_unreadable_binpath_is_an_error(pp, tmp_path):
+    # Not SPEC §7.1's silent exit 0: a mistyped path gets its line and exit 1.
+    missing = str(tmp_path / "missing")
+    text = tmp_path / "text"
+    text.write_text("not an ELF\n")
+    for path, why in [(missing, "cannot open '%s': No such file or directory" % missing),
+                      (str(text), "'%s' is not an ELF file" % text),
+                      (str(tmp_path), "'%s' is a directory, not an ELF file" % tmp_path)]:
+        for sub in ["list", "add", "del"]:
+            rc, out, err = usdt(pp, [sub, path])
+            assert (rc, out, err) == (1, "", "perf-prof: usdt: %s\n" % why), (sub, path)
 
 
 def test_list_binary_without_notes(pp):
-    assert ok(pp, ["list", "/bin/true"]) == ""
+    rc, out, err = usdt(pp, ["list", "/bin/true"])
+    assert (rc, out, err) == (1, "", "perf-prof: usdt: '/bin/true' has no USDT probes\n")
 
 
 # --------------------------------------------------------------------------- add / trace / del
@@ -191,6 +205,23 @@ def test_add_trace_del(pp, uprobes, app):
     assert not os.path.exists(os.path.join(os.path.dirname(uprobes), "events", GROUP))
     rc, out, err = pp.run(["trace", "-e", "ppapp:tick", "--", app, "1"])
     assert rc != 0 and "ppapp:tick not found" in err
+
+
+def test_add_or_del_of_no_probe_changes_nothing(pp, uprobes, app, tmp_path):
+    """A SPEC that selects no probe, or names no readable binary, fails the whole command
+    before anything is written: the good SPECs beside it are not added either."""
+    for bad, why in [("nosuch:probe@" + app,
+                      "no USDT probe nosuch:probe in '%s' (see 'perf-prof usdt list %s')" % (app, app)),
+                     ("ppapp:tick@" + str(tmp_path / "nobin"),
+                      "cannot open '%s': No such file or directory" % (tmp_path / "nobin"))]:
+        rc, out, err = usdt(pp, ["add", "ppapp:start@" + app, bad])
+        assert (rc, out, err) == (1, "", "perf-prof: usdt: %s\n" % why), bad
+        assert not [l for l in uprobe_lines(uprobes) if l.startswith("p:ppapp/")]
+    ok(pp, ["add", "ppapp:start@" + app])
+    rc, out, err = usdt(pp, ["del", "ppapp:start@" + app, "ppapp:nosuch@" + app])
+    assert rc == 1 and out == "" and "no USDT probe ppapp:nosuch in" in err
+    assert [l for l in uprobe_lines(uprobes) if l.startswith("p:ppapp/start ")]
+    ok(pp, ["del", "ppapp:start@" + app])
 
 
 def test_semaphore_gates_the_probe(pp, uprobes, app):
@@ -265,7 +296,7 @@ def test_unsupported_operand_is_skipped(pp, uprobes, app):
     (["list"], " 'binpath' needs to be specified."),
     (["add", "ppapp:tick@"], " binpath is empty."),
     (["add", "APP", "ppapp:"], " binpath is empty."),
-    (["frob", "APP"], ""),
+    (["frob", "APP"], " Unknown sub-command 'frob': one of {add|del|list} needs to be specified."),
 ])
 def test_usage_errors(pp, uprobes, app, args, first):
     args = [app if a == "APP" else a for a in args]
@@ -273,8 +304,8 @@ def test_usage_errors(pp, uprobes, app, args, first):
     assert rc == 129
     assert out == ""
     lines = err.splitlines()
-    # The message (none for an unknown sub-command), then the usdt help (SPEC §1.8.2).
-    assert lines[:3 if first else 2] == ([first] if first else []) + [
+    # The message, then the usdt help (SPEC §1.8.2).
+    assert lines[:3] == [first] + [
         "", " Usage: perf-prof usdt {list|add|del} '[[PROVIDER:]NAME@]BINPATH[@ADDR][ ARGFMT...]' ..."]
     assert any(l.strip() == "EXAMPLES" for l in lines)
     # Nothing was added, not even for the good SPEC before a bad one (checked by the fixture).

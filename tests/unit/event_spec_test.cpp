@@ -142,6 +142,14 @@ TEST(ParseEvent, TrailingTextWithoutSlash) {
     EXPECT_EQ(parse_error("sched:sched_wakeup/pid>1/stack/alias=x"), "Syntax error: alias=x");
 }
 
+TEST(ParseEvent, UnquotedCpusListIsCutByItsComma) {
+    EXPECT_EQ(parse_error("a:b//cpus=1,3/"),
+              "Syntax error: cpus=1 (a comma ends an event: quote a cpus= list, cpus='0,2')");
+    EXPECT_EQ(one("a:b//cpus='1,3'/").attrs.cpus, (std::vector<int>{1, 3}));
+    // Another error beside a cpus= is left as it is.
+    EXPECT_EQ(parse_error("a:b/x/cpus=1/stack,c:d"), "Syntax error: stack");
+}
+
 TEST(ParseEvent, UnknownAttr) {
     EXPECT_EQ(parse_error("a:b//bogus/"), "Syntax error: Unknown attr bogus");
     EXPECT_EQ(parse_error("a:b//Stack/"), "Syntax error: Unknown attr Stack");  // case-sensitive
@@ -224,8 +232,10 @@ TEST(ParseEvent, NestedProfilerOptionsAndAttrs) {
 }
 
 TEST(ParseEvent, NestedProfilerUnknown) {
-    EXPECT_EQ(parse_error("nosuch"), "profiler nosuch not found");
-    EXPECT_EQ(parse_error("nosuch/-g/"), "profiler nosuch not found");
+    EXPECT_EQ(parse_error("nosuch"),
+              "profiler nosuch not found; a tracepoint is SYS:NAME (see 'perf-prof list nosuch')");
+    EXPECT_EQ(parse_error("nosuch/-g/"),
+              "profiler nosuch not found; a tracepoint is SYS:NAME (see 'perf-prof list nosuch')");
     EXPECT_EQ(parse_error("profile/-g").rfind("Syntax error: ", 0), 0u);
 }
 
@@ -310,8 +320,9 @@ TEST(Attrs, Cpus) {
     EXPECT_TRUE(a.cpus_given);
     EXPECT_EQ(a.cpus, (std::vector<int>{0, 1, 2}));
     EXPECT_EQ(one("a:b//cpus='0-2,5'/").attrs.cpus, (std::vector<int>{0, 1, 2, 5}));
-    // An unquoted ',' ends the EVENT (§2.1), leaving "cpus=0-2" without its '/'.
-    EXPECT_EQ(parse_error("a:b//cpus=0-2,5/"), "Syntax error: cpus=0-2");
+    // An unquoted ',' ends the EVENT (§2.1), leaving "cpus=0-2" without its '/': said so.
+    EXPECT_EQ(parse_error("a:b//cpus=0-2,5/"),
+              "Syntax error: cpus=0-2 (a comma ends an event: quote a cpus= list, cpus='0,2')");
     EXPECT_EQ(one("a:b//cpus=\"1,3\"/").attrs.cpus, (std::vector<int>{1, 3}));
     parse_error("a:b//cpus=x/");
     parse_error("a:b//cpus=/");

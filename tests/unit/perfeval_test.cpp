@@ -103,5 +103,20 @@ TEST(PerfEval, LimitNamesTheInstancesAndCloses) {
     EXPECT_FALSE(exceeded);
 }
 
+TEST(PerfEval, CpusNoneOnline) {
+    Options o;
+    o.perfeval_cpus = "4095";
+    o.interval_ms = 100;
+    try {
+        PerfEval e(o);
+        ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+        EXPECT_EQ(
+            std::string(e.what()).rfind("--perfeval-cpus 4095: none of these CPUs is online (online: ", 0),
+            0u)
+            << e.what();
+    }
+}
+
 }  // namespace
 }  // namespace perfprof::perf

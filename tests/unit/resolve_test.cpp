@@ -320,7 +320,9 @@ TEST(Resolve, NestedProfiler) {
     EXPECT_EQ(w[0].item.attrs.alias, "sig");
 
     Error::Kind kind{};
-    EXPECT_EQ(error_of("no-such-profiler", &kind), "profiler no-such-profiler not found");
+    EXPECT_EQ(error_of("no-such-profiler", &kind),
+              "profiler no-such-profiler not found; a tracepoint is SYS:NAME (see 'perf-prof list "
+              "no-such-profiler')");
     EXPECT_EQ(kind, Error::Kind::Usage);
     // A nested profiler has no fields for key= and friends.
     EXPECT_NE(error_of("signal//key=pid/").find("needs event fields"), std::string::npos);
