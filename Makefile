@@ -162,6 +162,7 @@ e2e: $(BIN) $(WORKLOADS)
 test: deps
 	@$(MAKE) --no-print-directory all
 	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory sanitize-quick
 	@$(MAKE) --no-print-directory e2e
 
 # The same tests under AddressSanitizer and UndefinedBehaviorSanitizer, in a separate build.
@@ -192,7 +193,7 @@ format:
 	clang-format -i $$(find include lib profilers filter flamegraph bpf tests main.cpp \( -name '*.cpp' -o -name '*.h' -o -name '*.c' \))
 
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/san $(BUILD)/unit_tests $(BUILD)/workloads perf-prof
+	rm -rf $(BUILD)/obj $(BUILD)/san $(BUILD)/fuzz $(BUILD)/unit_tests $(BUILD)/workloads perf-prof
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
@@ -232,11 +233,15 @@ $(FUZZ)/%_fuzz: $(FUZZ)/obj/tests/fuzz/%_fuzz.o $(FUZZ_LIB)
 .SECONDARY: $(FUZZ_TARGETS:%=$(FUZZ)/obj/tests/fuzz/%.o)
 fuzz-build: $(FUZZ_BINS)
 
-# The unit tests find the usdt_app workload and the fixtures relative to their binary.
+# The unit tests find the usdt_app workload and the fixtures relative to their binary. They read
+# their own symbols (no malloc of their own, as nm sees them): the sanitizers' runtime is the shared
+# one, as gcc links it, not clang's default static copy.
+ASAN_RT_DIR := $(dir $(shell clang -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null))
 $(FUZZ_UNIT): $(UNIT_SRCS:%.cpp=$(FUZZ)/obj/%.o) $(FUZZ_LIB) | $(BUILD)/workloads/usdt_app
 	@echo "  LINK     $@"
 	@ln -sfn ../workloads $(FUZZ)/workloads
-	@clang++ $(FUZZ_SAN) -o $@ $(filter %.o,$^) $(FUZZ_LIB) $(SHARED_LDLIBS) -lgtest -lgtest_main
+	@clang++ $(FUZZ_SAN) -shared-libasan -Wl,-rpath,$(ASAN_RT_DIR) -o $@ $(filter %.o,$^) $(FUZZ_LIB) \
+	    $(SHARED_LDLIBS) -lgtest -lgtest_main
 
 # Replays the checked-in corpus and mutates it for FUZZ_RUNS inputs (seed fixed): a target that
 # stops building or crashes fails `make test`. New inputs go to a scratch folder.
