@@ -69,7 +69,7 @@ std::variant<Route, Response> route(const Request& r, const Access& a) {
     if (a.all) {
         // "/SECRET" then "/..." or the end: anything else is refused alike.
         std::string_view first = rest.substr(0, rest.find('/', 1));
-        if (first.size() < 2 || !same_secret(first.substr(1), a.secret)) return forbidden();
+        if (first.size() < 2 || first[0] != '/' || !same_secret(first.substr(1), a.secret)) return forbidden();
         rest.remove_prefix(first.size());
         out.prefix = first;
     }

@@ -250,18 +250,17 @@ SdtSpec parse_sdt_spec(std::string_view word) {
     return s;
 }
 
-std::optional<SdtNotes> read_sdt_notes(const std::string& path) {
-    if (elf_version(EV_CURRENT) == EV_NONE) return std::nullopt;
-    core::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd) return std::nullopt;
-    ElfPtr elf(elf_begin(fd.get(), ELF_C_READ, nullptr));
-    if (!elf || elf_kind(elf.get()) != ELF_K_ELF) return std::nullopt;
-    const char* ident = elf_getident(elf.get(), nullptr);
+namespace {
+
+// The notes of an opened ELF; `path` names the file in warnings.
+std::optional<SdtNotes> notes_of(Elf* elf, const std::string& path) {
+    if (!elf || elf_kind(elf) != ELF_K_ELF) return std::nullopt;
+    const char* ident = elf_getident(elf, nullptr);
     if (!ident) return std::nullopt;
     SdtNotes out;
     out.is64 = ident[EI_CLASS] == ELFCLASS64;
     const bool big_endian = ident[EI_DATA] == ELFDATA2MSB;
-    Layout l = scan_sections(elf.get());
+    Layout l = scan_sections(elf);
     if (!l.notes) return out;
     Elf_Data* data = elf_getdata(l.notes, nullptr);
     if (!data || !data->d_buf) return out;
@@ -275,6 +274,22 @@ std::optional<SdtNotes> read_sdt_notes(const std::string& path) {
         decode_note(bytes + desc_off, nh.n_descsz, out.is64, big_endian, l, path, out);
     }
     return out;
+}
+
+}  // namespace
+
+std::optional<SdtNotes> read_sdt_notes(const std::string& path) {
+    if (elf_version(EV_CURRENT) == EV_NONE) return std::nullopt;
+    core::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) return std::nullopt;
+    ElfPtr elf(elf_begin(fd.get(), ELF_C_READ, nullptr));
+    return notes_of(elf.get(), path);
+}
+
+std::optional<SdtNotes> sdt_notes_from_image(std::string image, const std::string& path) {
+    if (elf_version(EV_CURRENT) == EV_NONE) return std::nullopt;
+    ElfPtr elf(elf_memory(image.data(), image.size()));
+    return notes_of(elf.get(), path);
 }
 
 bool sdt_matches(const SdtSpec& spec, const SdtProbe& p) {

@@ -41,6 +41,8 @@ struct SdtNotes {
 // The probes of the ELF file `path`; nullopt when it cannot be opened or is no ELF. A file
 // without .note.stapsdt has no probes.
 std::optional<SdtNotes> read_sdt_notes(const std::string& path);
+// The same from an ELF image in memory (`path` names it in warnings): for the fuzzer.
+std::optional<SdtNotes> sdt_notes_from_image(std::string image, const std::string& path);
 
 // Whether `p` is selected by the PROVIDER, NAME and ADDR of `spec` (§7.1 "Filters").
 bool sdt_matches(const SdtSpec& spec, const SdtProbe& p);

@@ -64,7 +64,7 @@ bool parse_maps_line(std::string_view line, MapsLine& out) {
         return false;
     if (perms.size() != 4) return false;
     for (char c : perms)
-        if (!std::strchr("rwxsp-", c)) return false;
+        if (std::string_view("rwxsp-").find(c) == std::string_view::npos) return false;
     if (!core::parse_hex(off, m.offset)) return false;
     size_t colon = dev.find(':');
     uint64_t maj, min;

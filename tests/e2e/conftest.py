@@ -494,6 +494,14 @@ TCMALLOC_CANDIDATES = [
 ]
 
 
+def asan_build(path):
+    """Whether the binary at `path` is an AddressSanitizer build (make sanitize): its runtime must
+    come first, so it refuses to start under another malloc in LD_PRELOAD, and its quarantine
+    keeps freed memory resident (up to 256 MB), so its RSS says nothing of leaks."""
+    with open(path, "rb") as f:
+        return b"libasan.so" in f.read()
+
+
 @pytest.fixture(scope="session")
 def tcmalloc():
     """Path of gperftools' libtcmalloc.so.4 (the heap checker), for LD_PRELOAD."""

@@ -25,7 +25,7 @@ import time
 
 import pytest
 
-from conftest import Bg, assert_not_crashed, run
+from conftest import Bg, asan_build, assert_not_crashed, run
 
 SMALL_N, SMALL_SIZE, LARGE_N, LARGE_SIZE = 20000, 1024, 6000, 4096
 RATE = 4096
@@ -478,7 +478,7 @@ def test_target_killed_mid_profile(serve, workload, go_pprof, tmp_path):
     assert rc == 0 and err == "", (rc, err)
 
 
-def test_malformed_requests_leave_it_answering_with_flat_rss(serve, workload):
+def test_malformed_requests_leave_it_answering_with_flat_rss(serve, workload, pp):
     hot = Bg([workload("hotab"), "60000"])
     s = serve("--client-timeout", "2", "-p", str(hot.pid))
     exe = workload("hotab")
@@ -541,7 +541,9 @@ def test_malformed_requests_leave_it_answering_with_flat_rss(serve, workload):
     assert statuses["400"] > 0 and statuses["404"] > 0 and statuses["403"] > 0 and statuses["405"] > 0
     # 5xx only for the HTTP version no server speaks (505): nothing here is a server error.
     assert not any(k.startswith("5") and k != "505" for k in statuses), statuses
-    assert after - before < 1024 and after - middle < 256, (before, middle, after)
+    # An ASan build keeps what it frees in its quarantine: its RSS grows whatever is leaked.
+    if not asan_build(pp.path):
+        assert after - before < 1024 and after - middle < 256, (before, middle, after)
     # The slow clients are closed after --client-timeout.
     time.sleep(3)
     closed = 0

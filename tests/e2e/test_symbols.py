@@ -20,7 +20,7 @@ import subprocess
 
 import pytest
 
-from conftest import REPO, run, skip_or_fail
+from conftest import REPO, asan_build, run, skip_or_fail
 
 @pytest.fixture(scope="module")
 def pprof():
@@ -296,9 +296,7 @@ def test_heap_checker_with_perf_prof_as_pprof(perf_prof, pprof, tcmalloc, worklo
     wrapper = tmp_path / "pp.sh"
     # An AddressSanitizer build (make sanitize) refuses to start under another malloc in
     # LD_PRELOAD; the symbolizer does not need tcmalloc, so that build runs without it.
-    with open(perf_prof, "rb") as f:
-        asan = b"libasan.so" in f.read()
-    unset = "env -u LD_PRELOAD " if asan else ""
+    unset = "env -u LD_PRELOAD " if asan_build(perf_prof) else ""
     wrapper.write_text('#!/bin/sh\ntee "%s" | exec %s"%s" "$@"\n' % (capture, unset, perf_prof))
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
 

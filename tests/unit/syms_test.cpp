@@ -71,6 +71,9 @@ TEST(ParseMapsLine, EdgeCases) {
           "1000-2000 r-xz 0 08:01 5 /x", "1000-2000 r-xp 0 0801 5 /x", "1000-2000 r-xp 0 08:01 5x /x",
           "1000-2000 r-xp g 08:01 5 /x", "11112222333344445-2000 r-xp 0 08:01 5 /x"})
         EXPECT_FALSE(parse_maps_line(bad, m)) << bad;
+    // A NUL is no permission letter (strchr finds the terminator): found by maps_fuzz.
+    using namespace std::string_view_literals;
+    EXPECT_FALSE(parse_maps_line("1000-2000 r\0\0p 0 08:01 5 /x"sv, m));
 }
 
 TEST(Syms, MappingRules) {
