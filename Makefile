@@ -162,9 +162,12 @@ unit: build/fixtures/.ok
 e2e: $(BIN) $(WORKLOADS)
 	PERF_PROF=$(abspath $(BIN)) WORKLOADS=$(abspath $(BUILD)/workloads) $(PYTEST) -q -rs tests/e2e
 
+# The builds use every core (CI calls a plain `make test`); the tests themselves run one at a time.
+JOBS ?= $(shell nproc)
 test: deps
-	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j$(JOBS) all $(BUILD)/unit_tests
 	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory -j$(JOBS) $(FUZZ_UNIT) $(FUZZ_BINS) build/fixtures/.ok
 	@$(MAKE) --no-print-directory sanitize-quick
 	@$(MAKE) --no-print-directory e2e
 
