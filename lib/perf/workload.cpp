@@ -68,6 +68,10 @@ Workload::Workload(const std::vector<std::string>& argv) : name_(argv.at(0)) {
         // must not kill the command before its events exist, which would fail the run. It
         // stays pending and ends the command right after the release, while perf-prof, which
         // received it too, stops and writes its outputs.
+        // Our copy of the release pipe's write end is closed, so that the read below sees EOF
+        // when perf-prof gives up (the stop signal that used to end a waiting child is blocked).
+        ::close(go_w.get());
+        ::close(st_r.get());
         char c;
         ssize_t n;
         do n = ::read(go_r.get(), &c, 1);
