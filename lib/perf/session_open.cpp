@@ -102,6 +102,10 @@ Session::Device& Session::add_device(const ProfilerInfo& info, const Options& op
     if (d.per_thread && !d.plan.follow && inherits(opt)) {
         d.plan.inherit = true;
         for (EventSpec& e : d.plan.events) e.attr.inherit = 1;
+        // A task's events now land in the ring of whichever CPU it ran on, no longer in one
+        // ring of its own: merged by time, a task's events stay in their order across its
+        // migrations (pairing profilers depend on it, and a printed stream reads in order).
+        d.plan.order = true;
     }
     d.ring_per_cpu = !d.per_thread || d.plan.inherit;
     // The kernel refuses to mmap an inherited event that is not bound to a CPU, so with

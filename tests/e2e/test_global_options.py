@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import Bg, WALL_RE, assert_not_crashed, run
+from conftest import Bg, WALL_RE, asan_build, assert_not_crashed, run
 
 CPU0 = ["taskset", "-c", "0"]
 
@@ -284,7 +284,10 @@ def test_stop_from_exec_on_100_times(pp, needs_root, tmp_path):
             continue
         failures.append((i, delay, blocked, p.returncode, err, files))
     assert not failures, failures
-    assert early <= 50, early  # most signals came after the first instruction: the test tested
+    # Most signals came after the first instruction, so the test tested something; not under
+    # ASan, whose runtime sets itself up (shadow memory) before any code of ours runs.
+    if not asan_build(pp.path):
+        assert early <= 50, early
 
 
 def test_sigint_to_the_group_while_a_command_starts(pp, needs_root, workload, tmp_path):
