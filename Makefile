@@ -142,7 +142,27 @@ $(BUILD)/workloads/lib%.so: tests/workloads/lib%.c
 $(BUILD)/workloads/chain_nofp: $(BUILD)/workloads/libcfi_plt.so
 $(BUILD)/workloads/chain_nofp: WL_LDLIBS := -L$(BUILD)/workloads -lcfi_plt -Wl,-rpath,'$$ORIGIN'
 
-$(BUILD)/unit_tests: $(UNIT_OBJS) $(LIB_OBJS)
+# ---- the heap agent (lib/heap/agent/*.c): a shared object of its own beside perf-prof, loaded into
+# the profiled process (LD_PRELOAD, or dlopen'd there by the injector), never linked into
+# perf-prof. Plain C, no sanitizer even in a SAN build: it runs inside the profiled program, which
+# has no sanitizer runtime. Its parts that need no process of their own (the walker) are compiled
+# into the unit tests too, with the tests' flags.
+AGENT_SRCS      := $(wildcard lib/heap/agent/*.c)
+AGENT           := $(if $(SAN),$(BUILD)/perf-prof-heap.so,perf-prof-heap.so)
+AGENT_CFLAGS    := -std=gnu11 -O2 -g -Wall -Wextra -fPIC -fno-omit-frame-pointer -fvisibility=hidden \
+                   -ftls-model=initial-exec -fno-stack-protector -Ilib
+AGENT_UNIT_SRCS := $(filter lib/heap/agent/unwind.c,$(AGENT_SRCS))
+AGENT_UNIT_OBJS := $(AGENT_UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
+all: $(AGENT)
+$(AGENT): $(AGENT_SRCS) $(wildcard lib/heap/agent/*.h)
+	@echo "  AGENT    $@"
+	@$(CC) $(AGENT_CFLAGS) -shared -Wl,-z,defs -Wl,-z,nodelete -o $@ $(AGENT_SRCS)
+$(BUILD)/obj/lib/heap/agent/%.o: lib/heap/agent/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC       $<"
+	@$(CC) -Ilib -MMD -MP $(CFLAGS) -fno-omit-frame-pointer -c -o $@ $<
+
+$(BUILD)/unit_tests: $(UNIT_OBJS) $(LIB_OBJS) $(AGENT_UNIT_OBJS)
 	@echo "  LINK     $@"
 	@$(CXX) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lgtest -lgtest_main
 
@@ -199,7 +219,7 @@ format:
 	clang-format -i $$(find include lib profilers filter flamegraph bpf tests main.cpp \( -name '*.cpp' -o -name '*.h' -o -name '*.c' \))
 
 clean:
-	rm -rf $(BUILD)/obj $(BUILD)/san $(BUILD)/fuzz $(BUILD)/unit_tests $(BUILD)/workloads perf-prof
+	rm -rf $(BUILD)/obj $(BUILD)/san $(BUILD)/fuzz $(BUILD)/unit_tests $(BUILD)/workloads perf-prof perf-prof-heap.so
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
@@ -232,6 +252,10 @@ $(FUZZ)/obj/lib/perf_shim/%.o: lib/perf_shim/%.c | $(LIBPERF)/libperf.a
 	@mkdir -p $(dir $@)
 	@echo "  CLANG    $<"
 	@clang $(SHIM_CPPFLAGS) -std=gnu11 $(FUZZ_CFLAGS) -c -o $@ $<
+$(FUZZ)/obj/lib/heap/agent/%.o: lib/heap/agent/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CLANG    $<"
+	@clang -Ilib -std=gnu11 $(FUZZ_CFLAGS) -c -o $@ $<
 $(FUZZ_LIB): $(FUZZ_LIB_OBJS)
 	@echo "  AR       $@"
 	@rm -f $@ && ar rcs $@ $^
@@ -245,7 +269,7 @@ fuzz-build: $(FUZZ_BINS)
 # their own symbols (no malloc of their own, as nm sees them): the sanitizers' runtime is the shared
 # one, as gcc links it, not clang's default static copy.
 ASAN_RT_DIR := $(dir $(shell clang -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null))
-$(FUZZ_UNIT): $(UNIT_SRCS:%.cpp=$(FUZZ)/obj/%.o) $(FUZZ_LIB) | $(BUILD)/workloads/usdt_app
+$(FUZZ_UNIT): $(UNIT_SRCS:%.cpp=$(FUZZ)/obj/%.o) $(AGENT_UNIT_SRCS:%.c=$(FUZZ)/obj/%.o) $(FUZZ_LIB) | $(BUILD)/workloads/usdt_app
 	@echo "  LINK     $@"
 	@ln -sfn ../workloads $(FUZZ)/workloads
 	@clang++ $(FUZZ_SAN) -shared-libasan -Wl,-rpath,$(ASAN_RT_DIR) -o $@ $(filter %.o,$^) $(FUZZ_LIB) \
