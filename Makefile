@@ -316,7 +316,8 @@ fuzz: $(FUZZ_BINS)
 # bench/cfi_bench.cpp), profile -g of a command's threads and children vs perf record -g
 # (bench/inherit_bench.py), flame-graph rendering of 10k-300k stacks (bench/flamegraph_bench.py),
 # --symbols, and heap profiling of a malloc-heavy process beside heaptrack, valgrind and the gperftools
-# heap checker (bench/heap_bench.py, which builds bench/mallocbench.c itself), serve's /pprof/symbol
+# heap checker (bench/heap_bench.py, which builds bench/mallocbench.c itself), sampled heap profiles'
+# cost on perl and their accuracy (bench/heap_sampled_bench.py), serve's /pprof/symbol
 # vs google-pprof's symbolization of the same 1,000 addresses (bench/serve_bench.py) ----
 bench: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/pingpong $(BUILD)/bench/spin $(BUILD)/bench/nofp \
@@ -336,6 +337,7 @@ bench: deps
 	/usr/bin/python3 bench/symbols_bench.py --perf-prof ./perf-prof
 	/usr/bin/python3 bench/serve_bench.py --perf-prof ./perf-prof --target $(BUILD)/workloads/hotab
 	/usr/bin/python3 bench/heap_bench.py --perf-prof ./perf-prof
+	/usr/bin/python3 bench/heap_sampled_bench.py --perf-prof ./perf-prof
 
 # Ten minutes of trace, profile -g, task-state, multi-trace and kmemleak at once under load: each
 # one's RSS every 30 s, flat after the first minute (bench/soak.py; not part of bench).

@@ -546,10 +546,14 @@ def tools_missing(perf_prof, load):
 
 
 def private_perf_prof(perf_prof, tmp):
-    """Copies `perf_prof` into `tmp` and returns the copy's path: others may relink ./perf-prof
-    while the bench runs."""
+    """Copies `perf_prof` (and the heap agent beside it) into `tmp` and returns the copy's path:
+    others may relink ./perf-prof while the bench runs."""
     copy = os.path.join(tmp, "perf-prof")
     shutil.copy2(perf_prof, copy)
+    # The heap agent, which perf-prof finds beside itself.
+    agent = os.path.join(os.path.dirname(os.path.abspath(perf_prof)), "perf-prof-heap.so")
+    if os.path.exists(agent):
+        shutil.copy2(agent, os.path.join(tmp, "perf-prof-heap.so"))
     return copy
 
 

@@ -9,9 +9,14 @@ global at exit. It prints the wall time of its work (the leaks and the loop) its
 and exit-time reports do not count there. The rows, each --repeat times (medians reported):
 
   alone              the workload, before and after the profiled rows of each repetition
-  perf-prof launch   perf-prof kmemleak --user -g -- WORKLOAD (the report at the workload's exit)
-  perf-prof attach   perf-prof kmemleak --user -g -p PID: the workload waits on its stdin until
-                     perf-prof holds its perf event fds (and their count has settled), then works
+  perf-prof agent    perf-prof kmemleak --user -g -- WORKLOAD (launch: the agent preloaded, every
+                     allocation with its stack, the leak report at the workload's exit), and -p PID
+                     (attach: the agent injected; the workload waits on its stdin until the agent
+                     is mapped in it, then works)
+  perf-prof sampled  the same with --rate 524288: Poisson-sampled by bytes as tcmalloc and Go
+                     sample (no leak report: the in-use profile, scaled back)
+  perf-prof ebpf     the same as perf-prof agent with --probes=ebpf: uprobes and uretprobes on the
+                     allocator (attach: once perf-prof's perf event fds have settled)
   heaptrack launch   heaptrack -o FILE WORKLOAD, then heaptrack_print on FILE for the leaks
   heaptrack attach   heaptrack -o FILE -p PID (injection through gdb; the workload starts once
                      heaptrack says "injection finished"), then heaptrack_print
@@ -57,6 +62,7 @@ from benchproc import Proc, describe_exit, perf_event_fds, private_perf_prof, re
 LEAKED = (22000, 25)  # bytes, objects: mallocbench's defaults (-a 20 -b 5)
 REACHABLE = (16384, 8)
 LEAK_SITES = ("leak_a_alloc", "leak_b_alloc")
+SAMPLE_RATE = 512 * 1024  # serve's and tcmalloc's default
 TCMALLOC = ["/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4", "/usr/lib/libtcmalloc.so.4",
             "/usr/lib64/libtcmalloc.so.4"]
 NOT_BUILT = ("not available yet", "unknown profiler 'kmemleak'")
@@ -233,19 +239,37 @@ def perfprof_leaks(text):
     return b, o
 
 
-def measure_perfprof(args, tmp, tag, attach):
+def measure_perfprof(args, tmp, tag, attach, name="perf-prof agent", extra=()):
+    """kmemleak --user -g with the options `extra` (e.g. --probes=ebpf, --rate N)."""
+    base = [args.perf_prof, "kmemleak", "--user", "-g", *extra]
     if not attach:
-        cmd = [args.perf_prof, "kmemleak", "--user", "-g", "--", args.workload, "-n", str(args.calls)]
+        cmd = base + ["--", args.workload, "-n", str(args.calls)]
         proc, out, err = run_launch(cmd, tmp, tag)
         res = workload_result(out + err, cmd)
-        return row("perf-prof", "launch", res, proc.t_exit - proc.t0, proc.cpu_s(), proc.peak_mb,
+        return row(name, "launch", res, proc.t_exit - proc.t0, proc.cpu_s(), proc.peak_mb,
                    perfprof_leaks(out), sites_named(out))
-    app, tool, res, out, err, total = attach_run(
-        args, tmp, tag, lambda pid: [args.perf_prof, "kmemleak", "--user", "-g", "-p", str(pid)], wait_perf_fds)
+    app, tool, res, out, err, total = attach_run(args, tmp, tag, lambda pid: base + ["-p", str(pid)], wait_attached)
     if tool.exit_code() not in (0, -signal.SIGINT, 128 + signal.SIGINT):
         raise RuntimeError(f"perf-prof kmemleak --user -p: {describe_exit(tool)}; stderr: {err[-600:]!r}")
-    return row("perf-prof", "attach", res, total, tool.cpu_s() + app.cpu_s(), tool.peak_mb,
+    return row(name, "attach", res, total, tool.cpu_s() + app.cpu_s(), tool.peak_mb,
                perfprof_leaks(out), sites_named(out), tool.cpu_s())
+
+
+def wait_attached(tool, out_path, err_path, timeout=30.0):
+    """Until perf-prof is in place in the waiting workload: the agent mapped into it (the agent
+    path), or perf-prof's perf event fds settled (the eBPF path)."""
+    if "--probes=ebpf" in tool.cmd:
+        return wait_perf_fds(tool, out_path, err_path, timeout)
+    pid = int(tool.cmd[tool.cmd.index("-p") + 1])
+    deadline = time.monotonic() + timeout
+    while "perf-prof-heap" not in read_text(f"/proc/{pid}/maps", 1 << 20):
+        if tool.poll() is not None or time.monotonic() > deadline:
+            text = read_text(err_path) + read_text(out_path)
+            if any(s in text for s in NOT_BUILT):
+                raise NotBuilt()
+            raise RuntimeError(f"{' '.join(tool.cmd)}: the agent is not in process {pid}: {text[-600:]!r}")
+        time.sleep(0.005)
+    time.sleep(0.05)  # the slots are patched after the dlopen returns
 
 
 def heaptrack_report(tmp, tag, stats_text):
@@ -384,12 +408,13 @@ def main():
     pprof = shutil.which("google-pprof") or shutil.which("pprof")
 
     # (tool, mode) -> function(tag) or a reason it does not run
-    plan = [
-        (("perf-prof", "launch"), (lambda tag: measure_perfprof(args, tmp, tag, False)) if have_pp
-         else f"n/a ({shown} not found)"),
-        (("perf-prof", "attach"), (lambda tag: measure_perfprof(args, tmp, tag, True)) if have_pp
-         else f"n/a ({shown} not found)"),
-    ]
+    plan = []
+    for name, extra in (("perf-prof agent", ()), ("perf-prof sampled", ("--rate", str(SAMPLE_RATE))),
+                        ("perf-prof ebpf", ("--probes=ebpf",))):
+        for attach in (False, True):
+            plan.append(((name, "attach" if attach else "launch"),
+                         (lambda tag, a=attach, n=name, x=extra: measure_perfprof(args, tmp, tag, a, n, x))
+                         if have_pp else f"n/a ({shown} not found)"))
     for mode, attach in (("launch", False), ("attach", True)):
         ok = shutil.which("heaptrack") and shutil.which("heaptrack_print") and (not attach or shutil.which("gdb"))
         plan.append((("heaptrack", mode), (lambda tag, a=attach: measure_heaptrack(args, tmp, tag, a)) if ok
