@@ -28,7 +28,8 @@ static int cur_init(struct cur* c, const struct pph_mem* m, uint64_t pos, uint64
     c->m = m;
     c->bad = 0;
     c->pos = pos;
-    if (pos < m->addr || pos - m->addr > m->len || len > m->len - (pos - m->addr)) {
+    /* A segment wrapping past the top of the address space is none (end would lie below pos). */
+    if (m->addr + m->len < m->addr || pos < m->addr || pos - m->addr > m->len || len > m->len - (pos - m->addr)) {
         c->end = pos;
         c->bad = 1;
         return 0;
@@ -132,7 +133,7 @@ int pph_cfi_parse_hdr(const struct pph_mem* seg, uint64_t hdr, struct pph_cfi* o
     if (!cur_init(&c, seg, hdr, 4)) return PPH_CFI_BAD;
     const uint8_t version = rd_u8(&c), eh_enc = rd_u8(&c), count_enc = rd_u8(&c), table_enc = rd_u8(&c);
     if (version != 1) return PPH_CFI_UNSUPPORTED;
-    c.end = seg->addr + seg->len; /* the rest of the segment */
+    cur_init(&c, seg, hdr + 4, seg->len - (hdr + 4 - seg->addr)); /* the rest of the segment */
     const uint64_t eh_frame = rd_enc(&c, eh_enc, hdr);
     if (c.bad) return PPH_CFI_BAD;
     /* The table is searched in place: only the encoding every linker writes is accepted. */
@@ -420,7 +421,7 @@ int pph_cfi_fde_rule(const struct pph_mem* eh, uint64_t fde, uint64_t pc, struct
     if (c.bad) return PPH_CFI_BAD;
     if (pc < begin || pc - begin >= range) return PPH_CFI_NONE;
 
-    struct state init = {.cfa_reg = REG_RSP, .cfa_off = 8, .rbp = {R_SAME, 0}, .ra = {R_SAME, 0}};
+    struct state init = {.cfa_off = 8, .cfa_reg = REG_RSP, .rbp = {R_SAME, 0}, .ra = {R_SAME, 0}};
     struct cur ci;
     cur_init(&ci, eh, cie.insns, cie.insns_end - cie.insns);
     if ((rc = run(&ci, &cie, begin, pc, &init, NULL)) != PPH_CFI_OK) return rc;
