@@ -354,6 +354,14 @@ $(BUILD)/bench/%: bench/%.c bench/load.h
 	@echo "  BENCH    $@"
 	@$(CC) -O2 -g -Wall -Wextra -fno-omit-frame-pointer -o $@ $< -lpthread
 
+# The heap agent's walker beside _Unwind_Backtrace and backtrace(3): its sources compiled in (it
+# empties the rule cache between walks), libcfi_callback.so dlopen'd from beside it.
+$(BUILD)/bench/agent_unwind_bench: bench/agent_unwind_bench.c $(AGENT_UNIT_SRCS) $(wildcard lib/heap/agent/*.h) \
+                                   | $(BUILD)/workloads/libcfi_callback.so
+	@mkdir -p $(dir $@)
+	@echo "  BENCH    $@"
+	@$(CC) -O2 -g -Wall -Wextra -fno-omit-frame-pointer -Ilib -o $@ $< -lpthread
+
 # The CFI table's costs on big objects, beside libdw's (bench/unwind_bench.py runs it).
 $(BUILD)/bench/cfi_bench: bench/cfi_bench.cpp $(LIB_OBJS)
 	@mkdir -p $(dir $@)

@@ -58,27 +58,38 @@ void pph_unwind_stats(struct pph_unwind_stats* out) {
 /* ------------------------------------------------------------------ the rule cache */
 
 enum { CACHE_BITS = 14, CACHE_SIZE = 1 << CACHE_BITS };
-/* key: pc << 16 | sequence (odd: being written). Code addresses of user space fit in 48 bits. */
+/* key: pc << 16 | sequence (odd: being written); code addresses of user space fit in 48 bits.
+ * The rule is written as one word and read field by field (a load that sign-extends costs no
+ * more than a plain one, and the walk's chain of dependent loads is what it costs). */
 struct centry {
-    uint64_t key, rule;
+    uint64_t key;
+    union {
+        uint64_t word;
+        struct pph_rule r;
+    } rule;
 } __attribute__((aligned(16)));
 static struct centry cache[CACHE_SIZE];
 /* Bumped by pph_unwind_invalidate(): a rule computed before it is not cached after it. */
 static uint64_t epoch;
 
+/* The entry of the rule at code address pc: pc + 1 is the return address whose call holds pc,
+ * and its low bits index the table directly (objects lie at page-aligned bases, and their code
+ * spreads over more than the table covers: the low bits of return addresses are as good as a
+ * hash, and cheaper on the walk's chain of dependent loads). */
 static inline struct centry* centry_of(uint64_t pc) {
-    return &cache[(pc * 0x9e3779b97f4a7c15ull) >> (64 - CACHE_BITS)];
+    return &cache[(pc + 1) & (CACHE_SIZE - 1)];
 }
 
-static inline int cache_get(uint64_t pc, struct pph_rule* r) {
-    struct centry* e = centry_of(pc);
+/* pc's rule from entry e, field by field, when e holds it: the key read before and after it is
+ * the same, even (not being written) and pc's. */
+static inline int cache_get(const struct centry* e, uint64_t pc, struct pph_rule* r) {
     const uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
-    if (k >> 16 != pc || (k & 1)) return 0;
-    const uint64_t v = __atomic_load_n(&e->rule, __ATOMIC_RELAXED);
+    r->cfa_off = __atomic_load_n(&e->rule.r.cfa_off, __ATOMIC_RELAXED);
+    r->rbp_off = __atomic_load_n(&e->rule.r.rbp_off, __ATOMIC_RELAXED);
+    r->ra_off = __atomic_load_n(&e->rule.r.ra_off, __ATOMIC_RELAXED);
+    r->flags = __atomic_load_n(&e->rule.r.flags, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&e->key, __ATOMIC_RELAXED) != k) return 0;
-    memcpy(r, &v, sizeof v);
-    return (r->flags & PPH_RULE_VALID) != 0;
+    return k == (pc << 16 | (k & 0xfffe)) && __atomic_load_n(&e->key, __ATOMIC_RELAXED) == k;
 }
 
 static void cache_put(uint64_t pc, const struct pph_rule* r, uint64_t ep) {
@@ -89,7 +100,7 @@ static void cache_put(uint64_t pc, const struct pph_rule* r, uint64_t ep) {
         return;
     uint64_t v;
     memcpy(&v, r, sizeof v);
-    __atomic_store_n(&e->rule, v, __ATOMIC_RELAXED);
+    __atomic_store_n(&e->rule.word, v, __ATOMIC_RELAXED);
     uint64_t key = pc << 16 | ((old + 2) & 0xfffe);
     __atomic_store_n(&e->key, key, __ATOMIC_RELEASE);
     /* Objects were unloaded meanwhile: the rule may be theirs. pph_unwind_invalidate() bumps the
@@ -256,14 +267,14 @@ static int find_object(uint64_t pc, struct object* out) {
     return 0;
 }
 
-/* The rule at pc: from the cache, else from the object's CFI (then cached, "stop here" too). */
-static int rule_at(uint64_t pc, struct pph_rule* r, struct counts* c) {
-    if (pc < 4096) return 0; /* nothing is mapped there (and key 0 is an empty entry) */
-    if (cache_get(pc, r)) {
-        c->hits++;
-        return 1;
-    }
-    c->misses++;
+/* The rule at pc: from the cache, else from the object's CFI (then cached, "stop here" too),
+ * as one word (struct pph_rule's bytes); 0 where pc lies in no object (not cached: a refresh
+ * may find it later). */
+static __attribute__((noinline)) uint64_t rule_slow(uint64_t pc) {
+    struct pph_rule rule, *r = &rule;
+    uint64_t v;
+    if (pc < 4096 || pc >> 48) return 0; /* nothing is mapped there (and key 0 is an empty entry) */
+    if (cache_get(centry_of(pc), pc, r)) goto found;
     const uint64_t ep = __atomic_load_n(&epoch, __ATOMIC_ACQUIRE);
     struct object o;
     const struct object_list* l = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
@@ -277,9 +288,18 @@ static int rule_at(uint64_t pc, struct pph_rule* r, struct counts* c) {
                                .flags = PPH_RULE_VALID | PPH_RULE_CFA_RBP | PPH_RULE_RBP_SAVED | RULE_FP_GUESS};
     } else if (pph_cfi_find(&o.cfi, pc, r) != PPH_CFI_OK) {
         *r = (struct pph_rule){.flags = PPH_RULE_VALID | PPH_RULE_STOP};
+    } else if (!(r->flags & (PPH_RULE_CFA_RBP | PPH_RULE_OUTERMOST))) {
+        /* An rsp-based rule is checked here once, so that the walk needs no check: the CFA lies
+         * above sp, the saved words between sp and the CFA. */
+        if (r->cfa_off < 8 || r->ra_off > -8 || r->cfa_off + r->ra_off < 0)
+            r->flags = PPH_RULE_VALID | PPH_RULE_STOP;
+        else if ((r->flags & PPH_RULE_RBP_SAVED) && (r->rbp_off > -8 || r->cfa_off + r->rbp_off < 0))
+            r->flags = (uint8_t)((r->flags & ~PPH_RULE_RBP_SAVED) | PPH_RULE_RBP_LOST);
     }
     cache_put(pc, r, ep);
-    return 1;
+found:
+    memcpy(&v, r, sizeof v);
+    return v;
 }
 
 void pph_unwind_invalidate(void) {
@@ -291,42 +311,61 @@ void pph_unwind_invalidate(void) {
 
 int pph_unwind(struct pph_frame start, uint64_t* out, int max) {
     if (max <= 0) return 0;
-    struct counts* c = &tls_counts;
-    uint64_t pc = start.pc, sp = start.sp, bp = start.bp;
-    int bp_known = 1;
+    uint64_t ra = start.pc, sp = start.sp, bp = start.bp;
+    int bp_known = 1, after_signal = 0;
     int n = 0;
-    out[n++] = pc;
-    /* A return address's call lies before it: its rule is looked up inside the call. An
-     * interrupted pc (the frame above a signal trampoline) is itself the instruction. */
-    uint64_t at = pc - 1;
+    uint64_t lookups = 0, misses = 0;
+    out[n++] = ra;
     while (n < max) {
-        struct pph_rule r;
-        if (!rule_at(at, &r, c) || (r.flags & (PPH_RULE_STOP | PPH_RULE_OUTERMOST))) break;
-        uint64_t base = sp;
-        if (r.flags & PPH_RULE_CFA_RBP) {
-            if (!bp_known) break;
-            if ((r.flags & RULE_FP_GUESS) && ((bp & 7) || bp <= sp || bp - sp >= FP_WINDOW)) break;
-            base = bp;
+        /* A return address's call lies before it: its rule is looked up inside the call. An
+         * interrupted pc (the frame above a signal trampoline) is itself the instruction. The
+         * cached rule is read in place, in registers (cache_get's protocol). */
+        lookups++;
+        const struct centry* e = &cache[ra & (CACHE_SIZE - 1)];
+        const uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
+        int64_t cfa_off = __atomic_load_n(&e->rule.r.cfa_off, __ATOMIC_RELAXED);
+        int64_t rbp_off = __atomic_load_n(&e->rule.r.rbp_off, __ATOMIC_RELAXED);
+        int64_t ra_off = __atomic_load_n(&e->rule.r.ra_off, __ATOMIC_RELAXED);
+        unsigned flags = __atomic_load_n(&e->rule.r.flags, __ATOMIC_RELAXED);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (__builtin_expect(
+                after_signal || k != ((ra - 1) << 16 | (k & 0xfffe)) || __atomic_load_n(&e->key, __ATOMIC_RELAXED) != k,
+                0)) {
+            misses++;
+            const uint64_t v = rule_slow(ra - !after_signal);
+            if (!v) break;
+            cfa_off = (int32_t)(uint32_t)v;
+            rbp_off = (int16_t)(uint16_t)(v >> 32);
+            ra_off = (int8_t)(uint8_t)(v >> 48);
+            flags = (unsigned)(v >> 56);
         }
-        const uint64_t cfa = base + (uint64_t)(int64_t)r.cfa_off;
-        /* The caller's frame lies above this one; the saved words lie between the two sps. */
-        if (cfa <= sp) break;
-        const uint64_t ra_at = cfa + (uint64_t)(int64_t)r.ra_off;
-        if (ra_at < sp || ra_at > cfa - 8) break;
-        const uint64_t ra = *(const uint64_t*)ra_at;
-        if (r.flags & PPH_RULE_RBP_SAVED) {
-            const uint64_t bp_at = cfa + (uint64_t)(int64_t)r.rbp_off;
-            if (bp_at < sp || bp_at > cfa - 8) break;
-            bp = *(const uint64_t*)bp_at;
-        } else if (r.flags & PPH_RULE_RBP_LOST) {
+        uint64_t cfa;
+        if (__builtin_expect(!(flags & (PPH_RULE_CFA_RBP | PPH_RULE_STOP | PPH_RULE_OUTERMOST)), 1)) {
+            cfa = sp + (uint64_t)cfa_off; /* rsp-based: checked once when cached (rule_slow) */
+        } else {
+            if (flags & (PPH_RULE_STOP | PPH_RULE_OUTERMOST) || !bp_known) break;
+            if ((flags & RULE_FP_GUESS) && ((bp & 7) || bp <= sp || bp - sp >= FP_WINDOW)) break;
+            cfa = bp + (uint64_t)cfa_off;
+            /* The caller's frame lies above this one; the saved words between the two sps. */
+            if (cfa <= sp || cfa + (uint64_t)ra_off < sp || cfa + (uint64_t)ra_off > cfa - 8) break;
+            if ((flags & PPH_RULE_RBP_SAVED) && (cfa + (uint64_t)rbp_off < sp || cfa + (uint64_t)rbp_off > cfa - 8))
+                break;
+        }
+        ra = *(const uint64_t*)(cfa + (uint64_t)ra_off);
+        if (flags & PPH_RULE_RBP_SAVED)
+            bp = *(const uint64_t*)(cfa + (uint64_t)rbp_off);
+        else if (flags & PPH_RULE_RBP_LOST)
             bp_known = 0;
-        }
         sp = cfa;
-        if (ra == 0) break;
+        /* 0 ends the chain; above 2^48 is no user code address (nor a cache key). */
+        if (ra - 1 >= (1ull << 48) - 1) break;
         out[n++] = ra;
-        at = (r.flags & PPH_RULE_SIGNAL) ? ra : ra - 1;
+        after_signal = flags & PPH_RULE_SIGNAL;
     }
+    struct counts* c = &tls_counts;
     c->frames += (uint64_t)n;
+    c->misses += misses;
+    c->hits += lookups - misses;
     if (++c->walks >= FLUSH_WALKS) flush_counts(c);
     return n;
 }
