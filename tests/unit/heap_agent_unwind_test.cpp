@@ -218,9 +218,11 @@ TEST(HeapAgentUnwind, ThroughLibcQsort) {
 
 // ---------------------------------------------------------------- a dlopen'd library
 
+std::string workload_library(const char* name) {
+    return (std::filesystem::path(perfprof::test::self_exe()).parent_path() / "workloads" / name).string();
+}
 std::string callback_library() {
-    return (std::filesystem::path(perfprof::test::self_exe()).parent_path() / "workloads/libcfi_callback.so")
-        .string();
+    return workload_library("libcfi_callback.so");
 }
 
 TEST(HeapAgentUnwind, DlopenedLibraryThenDlclose) {
@@ -256,10 +258,77 @@ TEST(HeapAgentUnwind, DlopenedLibraryThenDlclose) {
     if (dladdr(reinterpret_cast<void*>(lib_ra), &info)) GTEST_SKIP() << "the library stayed loaded";
     pph_unwind_invalidate();
     EXPECT_EQ(pph_unwind(f, out, 2), 1) << "a rule of the unloaded library was used";
+    pph_unwind_invalidate();  // forgets the address as one in no object: a dlopen may map it again
     // And the walks of this binary still work.
     Capture again;
     chain1(capture_leaf, &again);
     expect_same_as_libgcc(again);
+}
+
+using Outer = int (*)(Leaf, void*);
+__attribute__((noipa)) int call_outer(Outer outer, Capture* c) {
+    volatile char pad[72];
+    pad[0] = 4;
+    const int r = outer(capture_leaf, c);
+    return r + pad[0];
+}
+
+// A library without .eh_frame_hdr, built with frame pointers: followed by its rbp chain, back
+// into this binary's frames (libgcc's walk, which needs the table, ends in it).
+TEST(HeapAgentUnwind, FramePointersWithoutSearchTable) {
+    void* h = dlopen(workload_library("libcfi_fponly.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+    ASSERT_TRUE(h) << dlerror();
+    auto outer = reinterpret_cast<Outer>(dlsym(h, "fp_outer"));
+    void* inner = dlsym(h, "fp_inner");
+    ASSERT_TRUE(outer && inner);
+    Capture c;
+    call_outer(outer, &c);
+    ASSERT_GE(c.n_ours, 5);
+    ASSERT_GE(c.n_theirs, 2);
+    EXPECT_EQ(c.ours[0], c.theirs[1]);  // the leaf's return address, in capture_leaf
+    // Then fp_inner and fp_outer (their symbols: libgcc cannot find their functions), and the
+    // call in this test, where libgcc's walk does not get.
+    Dl_info info;
+    ASSERT_TRUE(dladdr(reinterpret_cast<void*>(c.ours[1] - 1), &info));
+    EXPECT_EQ(info.dli_saddr, inner);
+    ASSERT_TRUE(dladdr(reinterpret_cast<void*>(c.ours[2] - 1), &info));
+    EXPECT_EQ(info.dli_saddr, reinterpret_cast<void*>(outer));
+    EXPECT_EQ(function_of(c.ours[3]), reinterpret_cast<const void*>(&call_outer));
+    EXPECT_GT(c.n_ours, c.n_theirs + 2) << "no further than libgcc";
+    dlclose(h);
+    pph_unwind_invalidate();
+}
+
+// An address in no object (JIT code, a stray value) ends the walk. It is remembered: the next
+// walk reaching it asks the loader nothing, until the objects change.
+TEST(HeapAgentUnwind, AddressInNoObject) {
+    std::vector<uint64_t> heap(64, 0);
+    const uint64_t nowhere = reinterpret_cast<uint64_t>(heap.data()) + 8;
+    uint64_t stack[16] = {};
+    const pph_frame f{nowhere, reinterpret_cast<uint64_t>(stack), 0};
+    uint64_t out[4];
+    struct pph_unwind_stats s0, s1, s2, s3;
+    pph_unwind_stats(&s0);
+    EXPECT_EQ(pph_unwind(f, out, 4), 1);
+    pph_unwind_stats(&s1);
+    EXPECT_EQ(pph_unwind(f, out, 4), 1);
+    pph_unwind_stats(&s2);
+    EXPECT_EQ(s1.misses - s0.misses, 1u);
+    EXPECT_EQ(s2.misses - s1.misses, 0u) << "the address was looked up again";
+    EXPECT_EQ(s2.hits - s1.hits, 1u);
+    // A library loaded since: the objects are read again, and so is the address.
+    void* h = dlopen(callback_library().c_str(), RTLD_NOW | RTLD_LOCAL);
+    ASSERT_TRUE(h) << dlerror();
+    auto outer = reinterpret_cast<int (*)(Leaf, void*)>(dlsym(h, "cb_outer"));
+    Capture c;
+    outer(capture_leaf, &c);
+    expect_same_as_libgcc(c);
+    pph_unwind_stats(&s2);
+    EXPECT_EQ(pph_unwind(f, out, 4), 1);
+    pph_unwind_stats(&s3);
+    EXPECT_EQ(s3.misses - s2.misses, 1u);
+    dlclose(h);
+    pph_unwind_invalidate();
 }
 
 // ---------------------------------------------------------------- threads

@@ -267,6 +267,27 @@ static int find_object(uint64_t pc, struct object* out) {
     return 0;
 }
 
+/* A "stop" rule cached for an address in no object has ra_off STOP_NO_OBJECT, in rbp_off the
+ * load count (dlpi_adds) of the object list it was looked up in and in cfa_off the time (the
+ * TSC / 2^20, about a third of a millisecond): it holds until a list with more objects is
+ * published, or for NO_OBJECT_TICKS (a library loaded where such an address was, as a dlclose
+ * then a dlopen may do, is found again after that, or at once after pph_unwind_invalidate()). */
+enum { STOP_NO_OBJECT = 1, NO_OBJECT_TICKS = 16 };
+
+static inline uint32_t ticks(void) {
+    return (uint32_t)(__builtin_ia32_rdtsc() >> 20);
+}
+
+static uint16_t list_adds(void) {
+    const struct object_list* l = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
+    return l ? (uint16_t)l->adds : 0;
+}
+
+static int stale_no_object(const struct pph_rule* r) {
+    return (r->flags & PPH_RULE_STOP) && r->ra_off == STOP_NO_OBJECT &&
+           ((uint16_t)r->rbp_off != list_adds() || ticks() - (uint32_t)r->cfa_off > NO_OBJECT_TICKS);
+}
+
 /* The rule at pc: from the cache, else from the object's CFI (then cached, "stop here" too),
  * as one word (struct pph_rule's bytes); 0 where pc lies in no object (not cached: a refresh
  * may find it later). */
@@ -274,13 +295,17 @@ static __attribute__((noinline)) uint64_t rule_slow(uint64_t pc) {
     struct pph_rule rule, *r = &rule;
     uint64_t v;
     if (pc < 4096 || pc >> 48) return 0; /* nothing is mapped there (and key 0 is an empty entry) */
-    if (cache_get(centry_of(pc), pc, r)) goto found;
+    if (cache_get(centry_of(pc), pc, r) && !stale_no_object(r)) goto found;
     const uint64_t ep = __atomic_load_n(&epoch, __ATOMIC_ACQUIRE);
     struct object o;
     const struct object_list* l = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
     if (!l || l->epoch != ep) refresh();
-    if (!find_object(pc, &o) && !(refresh() && find_object(pc, &o))) return 0;
-    if (!o.cfi.hdr) {
+    if (!find_object(pc, &o) && !(refresh() && find_object(pc, &o))) {
+        /* In no object (JIT code, a stray value): cached too, so that the next walk reaching it
+         * does not ask the loader again while the list stays the same. */
+        *r = (struct pph_rule){.cfa_off = (int32_t)ticks(), .rbp_off = (int16_t)list_adds(),
+                               .ra_off = STOP_NO_OBJECT, .flags = PPH_RULE_VALID | PPH_RULE_STOP};
+    } else if (!o.cfi.hdr) {
         /* No search table: the frame-pointer chain's rule, believed only where rbp looks sane. */
         *r = (struct pph_rule){.cfa_off = 16,
                                .rbp_off = -16,
@@ -312,7 +337,7 @@ void pph_unwind_invalidate(void) {
 int pph_unwind(struct pph_frame start, uint64_t* out, int max) {
     if (max <= 0) return 0;
     uint64_t ra = start.pc, sp = start.sp, bp = start.bp;
-    int bp_known = 1, after_signal = 0;
+    int bp_known = 1, after_signal = 0, rechecks = 0;
     int n = 0;
     uint64_t lookups = 0, misses = 0;
     out[n++] = ra;
@@ -331,6 +356,7 @@ int pph_unwind(struct pph_frame start, uint64_t* out, int max) {
         if (__builtin_expect(
                 after_signal || k != ((ra - 1) << 16 | (k & 0xfffe)) || __atomic_load_n(&e->key, __ATOMIC_RELAXED) != k,
                 0)) {
+        slow:
             misses++;
             const uint64_t v = rule_slow(ra - !after_signal);
             if (!v) break;
@@ -343,7 +369,13 @@ int pph_unwind(struct pph_frame start, uint64_t* out, int max) {
         if (__builtin_expect(!(flags & (PPH_RULE_CFA_RBP | PPH_RULE_STOP | PPH_RULE_OUTERMOST)), 1)) {
             cfa = sp + (uint64_t)cfa_off; /* rsp-based: checked once when cached (rule_slow) */
         } else {
-            if (flags & (PPH_RULE_STOP | PPH_RULE_OUTERMOST) || !bp_known) break;
+            if (flags & PPH_RULE_STOP) {
+                /* An address in no object, cached before the objects last changed: again. */
+                const struct pph_rule r = {(int32_t)cfa_off, (int16_t)rbp_off, (int8_t)ra_off, (uint8_t)flags};
+                if (stale_no_object(&r) && rechecks++ < 4) goto slow;
+                break;
+            }
+            if (flags & PPH_RULE_OUTERMOST || !bp_known) break;
             if ((flags & RULE_FP_GUESS) && ((bp & 7) || bp <= sp || bp - sp >= FP_WINDOW)) break;
             cfa = bp + (uint64_t)cfa_off;
             /* The caller's frame lies above this one; the saved words between the two sps. */
