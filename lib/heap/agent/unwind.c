@@ -3,8 +3,9 @@
  *
  * Concurrency, without a lock of our own:
  * - The object list lives in one of two static slots. A refresh (one thread at a time, by a
- *   try-lock: a thread that finds another refreshing walks with the list it has) rewrites the
- *   slot not in use under a sequence counter, then publishes it. A reader copies the object it
+ *   try-lock: a thread that finds another refreshing waits for its list a little, then walks
+ *   with the list it has) rewrites the slot not in use under a sequence counter, then
+ *   publishes it. A reader copies the object it
  *   needs and checks the counter did not move, else it reads again: a slot is rewritten while
  *   read, never freed, so the memory is bounded by the two slots.
  * - The rule cache is direct-mapped; each entry's key word holds the pc and a sequence whose
@@ -155,9 +156,12 @@ static int segment_of(const struct dl_phdr_info* info, uint64_t addr, struct pph
 }
 
 static int fill_one(struct dl_phdr_info* info, size_t size, void* arg) {
-    (void)size;
     struct object_list* l = arg;
-    if (l->n == MAX_OBJECTS) return 0;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+        l->adds = info->dlpi_adds;
+        l->subs = info->dlpi_subs;
+    }
+    if (l->n == MAX_OBJECTS) return 0; /* the objects past it: their addresses end walks */
     struct object* o = &l->obj[l->n];
     o->lo = UINT64_MAX;
     o->hi = 0;
@@ -183,6 +187,21 @@ static int fill_one(struct dl_phdr_info* info, size_t size, void* arg) {
     }
     l->n++;
     return 0;
+}
+
+/* Shell sort by address (Ciura's gaps): the loader maps objects from high addresses down, the
+ * worst order for an insertion sort. */
+static void sort_objects(struct object_list* l) {
+    static const uint32_t gaps[] = {701, 301, 132, 57, 23, 10, 4, 1};
+    for (unsigned g = 0; g < sizeof gaps / sizeof gaps[0]; g++) {
+        const uint32_t gap = gaps[g];
+        for (uint32_t i = gap; i < l->n; i++) {
+            const struct object o = l->obj[i];
+            uint32_t j = i;
+            for (; j >= gap && l->obj[j - gap].lo > o.lo; j -= gap) l->obj[j] = l->obj[j - gap];
+            l->obj[j] = o;
+        }
+    }
 }
 
 struct load_counts {
@@ -211,30 +230,25 @@ static int refresh(void) {
         return __atomic_load_n(&current, __ATOMIC_ACQUIRE) != cur;
     }
     cur = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
-    const uint64_t ep = __atomic_load_n(&epoch, __ATOMIC_ACQUIRE);
+    uint64_t ep = __atomic_load_n(&epoch, __ATOMIC_ACQUIRE);
     struct load_counts k = {0, 0};
     dl_iterate_phdr(read_counts, &k);
     int published = 0;
     if (!cur || cur->epoch != ep || cur->adds != k.adds || cur->subs != k.subs) {
+        /* Objects were unloaded: their rules must go (a later object may take their addresses),
+         * as pph_unwind_invalidate() does it: the epoch first, then the entries. */
+        const int unloaded = cur && cur->subs != k.subs;
+        if (unloaded) ep = __atomic_add_fetch(&epoch, 1, __ATOMIC_SEQ_CST);
         struct object_list* l = cur == &lists[0] ? &lists[1] : &lists[0];
         __atomic_store_n(&l->seq, l->seq + 1, __ATOMIC_RELAXED);
         __atomic_thread_fence(__ATOMIC_RELEASE);
         l->n = 0;
-        l->adds = k.adds;
-        l->subs = k.subs;
         l->epoch = ep;
-        dl_iterate_phdr(fill_one, l);
-        /* Insertion sort by address: objects come mostly in load order, a few hundred at most. */
-        for (uint32_t i = 1; i < l->n; i++) {
-            const struct object o = l->obj[i];
-            uint32_t j = i;
-            for (; j > 0 && l->obj[j - 1].lo > o.lo; j--) l->obj[j] = l->obj[j - 1];
-            l->obj[j] = o;
-        }
-        /* Objects were unloaded: their rules must go (a later object may take their addresses). */
-        if (cur && cur->subs != k.subs) cache_clear();
+        dl_iterate_phdr(fill_one, l); /* sets adds and subs too, as they are during this read */
+        sort_objects(l);
         __atomic_store_n(&l->seq, l->seq + 1, __ATOMIC_RELEASE);
         __atomic_store_n(&current, l, __ATOMIC_RELEASE);
+        if (unloaded) cache_clear();
         __atomic_fetch_add(&total_refreshes, 1, __ATOMIC_RELAXED);
         published = 1;
     }
@@ -296,11 +310,21 @@ static __attribute__((noinline)) uint64_t rule_slow(uint64_t pc) {
     uint64_t v;
     if (pc < 4096 || pc >> 48) return 0; /* nothing is mapped there (and key 0 is an empty entry) */
     if (cache_get(centry_of(pc), pc, r) && !stale_no_object(r)) goto found;
-    const uint64_t ep = __atomic_load_n(&epoch, __ATOMIC_ACQUIRE);
+    /* The epoch is read before the object is looked up (a refresh may bump it): a rule from a
+     * list older than an invalidation is not cached (cache_put). */
+    uint64_t ep = __atomic_load_n(&epoch, __ATOMIC_ACQUIRE);
     struct object o;
     const struct object_list* l = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
-    if (!l || l->epoch != ep) refresh();
-    if (!find_object(pc, &o) && !(refresh() && find_object(pc, &o))) {
+    if (!l || l->epoch != ep) {
+        refresh();
+        ep = __atomic_load_n(&epoch, __ATOMIC_ACQUIRE);
+    }
+    int found = find_object(pc, &o);
+    if (!found && refresh()) {
+        ep = __atomic_load_n(&epoch, __ATOMIC_ACQUIRE);
+        found = find_object(pc, &o);
+    }
+    if (!found) {
         /* In no object (JIT code, a stray value): cached too, so that the next walk reaching it
          * does not ask the loader again while the list stays the same. */
         *r = (struct pph_rule){.cfa_off = (int32_t)ticks(), .rbp_off = (int16_t)list_adds(),

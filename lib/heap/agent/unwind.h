@@ -42,7 +42,8 @@ int pph_unwind(struct pph_frame start, uint64_t* out, int max);
  * reads the loaded objects anew. */
 void pph_unwind_invalidate(void);
 
-/* Statistics (tests, -v): walks, frames, rule-cache hits and misses, object list refreshes. */
+/* Statistics (tests, -v): walks, frames, rule-cache hits and misses, object list refreshes.
+ * The calling thread's counts are exact; each other thread's lag by up to 256 of its walks. */
 struct pph_unwind_stats {
     uint64_t walks, frames, hits, misses, refreshes;
 };
