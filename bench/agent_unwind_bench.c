@@ -13,6 +13,7 @@
 #include <execinfo.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,6 +107,23 @@ static int measure(void* arg) {
     return 0;
 }
 
+/* Cached walks from several threads at once: nothing shared is written, so each thread's walks
+ * should cost what one thread's do. */
+enum { THREAD_WALKS = 1000000 };
+static chain_fn chain;
+static int walk_many(void* arg) {
+    uint64_t out[MAX];
+    walk_ours(out); /* the rules of this thread's stack, cached */
+    const double t0 = now_ns();
+    for (int i = 0; i < THREAD_WALKS; i++) walk_ours(out);
+    *(double*)arg = (now_ns() - t0) / THREAD_WALKS;
+    return 0;
+}
+static void* thread_main(void* arg) {
+    chain(10, walk_many, arg);
+    return NULL;
+}
+
 int main(int argc, char** argv) {
     char lib[PATH_MAX];
     if (argc > 1) {
@@ -119,7 +137,7 @@ int main(int argc, char** argv) {
     }
     void* h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!h) return fprintf(stderr, "agent_unwind_bench: %s\n", dlerror()), 1;
-    const chain_fn chain = (chain_fn)(uintptr_t)dlsym(h, "cb_chain");
+    chain = (chain_fn)(uintptr_t)dlsym(h, "cb_chain");
     if (!chain) return fprintf(stderr, "agent_unwind_bench: no cb_chain in %s\n", lib), 1;
     printf("%-32s %6s %10s %10s\n", "walker", "frames", "ns/walk", "ns/frame");
     for (int depth = 10; depth <= 30; depth += 20) {
@@ -128,6 +146,18 @@ int main(int argc, char** argv) {
         for (int k = 0; k < KINDS; k++)
             printf("%-32s %6d %10.1f %10.2f\n", results[k].what, results[k].frames, results[k].ns_per_walk,
                    results[k].ns_per_walk / results[k].frames);
+    }
+    printf("-- cached walks 10 frames deep, from threads at once (%ld CPUs)\n", sysconf(_SC_NPROCESSORS_ONLN));
+    for (int threads = 1; threads <= 8; threads *= 2) {
+        pthread_t tid[8];
+        double ns[8];
+        for (int t = 0; t < threads; t++) pthread_create(&tid[t], NULL, thread_main, &ns[t]);
+        double worst = 0;
+        for (int t = 0; t < threads; t++) {
+            pthread_join(tid[t], NULL);
+            if (ns[t] > worst) worst = ns[t];
+        }
+        printf("%d thread%s: %.1f ns/walk in the slowest\n", threads, threads > 1 ? "s" : "", worst);
     }
     struct pph_unwind_stats st;
     pph_unwind_stats(&st);
