@@ -159,6 +159,35 @@ TEST(HeapAgentUnwind, ChainWithoutFramePointers) {
     EXPECT_EQ(after[1].hits - before[1].hits, uint64_t(c[1].n_ours));  // _start's too: outermost
 }
 
+// Frames whose CFA is rbp-based: a variable-length frame (alloca makes GCC keep a frame
+// pointer even with -fomit-frame-pointer), and a function built with frame pointers, between
+// frames without; their caller's rbp comes from the rules of the frames below them.
+NOIPA int with_alloca(int n, Leaf leaf, void* arg) {
+    volatile char* p = static_cast<volatile char*>(__builtin_alloca(size_t(n)));
+    p[0] = char(n);
+    const int r = chain3(leaf, arg);
+    return r + p[0];
+}
+extern "C" WITH_FRAME_POINTER NOIPA int with_frame_pointer(Leaf leaf, void* arg) {
+    volatile char pad[40];
+    pad[0] = 5;
+    const int r = with_alloca(int(reinterpret_cast<uintptr_t>(arg) % 64) + 100, leaf, arg);
+    return r + pad[0];
+}
+
+int with_frame_pointer_leaf(void* arg) {
+    return with_frame_pointer(capture_leaf, arg);
+}
+
+TEST(HeapAgentUnwind, RbpBasedFrames) {
+    Capture c;
+    chain2(with_frame_pointer_leaf, &c);
+    expect_same_as_libgcc(c);
+    EXPECT_GE(frame_in(c, reinterpret_cast<const void*>(&with_alloca)), 0);
+    EXPECT_GE(frame_in(c, reinterpret_cast<const void*>(&with_frame_pointer)), 0);
+    EXPECT_GE(frame_in(c, reinterpret_cast<const void*>(&chain2)), 0);
+}
+
 struct Bounded {
     uint64_t out[kMax + 1];
     int max, n;
