@@ -19,6 +19,7 @@
 #include <link.h>
 #include <stddef.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "heap/agent/unwind_cfi.h"
 
@@ -138,7 +139,7 @@ struct object_list {
 };
 static struct object_list lists[2];
 static struct object_list* current;
-static int refreshing;
+static int refreshing; /* the pid of the process whose thread refreshes; 0: nobody */
 enum { REFRESH_WAIT = 1 << 14 }; /* pause instructions: a millisecond or two at most */
 
 /* The segment (PT_LOAD, readable) of `info` holding address `addr`, as readable bytes. */
@@ -222,7 +223,13 @@ static int read_counts(struct dl_phdr_info* info, size_t size, void* arg) {
  * waited for). */
 static int refresh(void) {
     struct object_list* cur = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
-    if (__atomic_exchange_n(&refreshing, 1, __ATOMIC_ACQUIRE)) {
+    const int me = getpid();
+    int holder = 0;
+    /* Held by another process's thread: the parent's, refreshing when this process forked,
+     * which will never release it here. */
+    if (!__atomic_compare_exchange_n(&refreshing, &holder, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED) &&
+        (holder == me ||
+         !__atomic_compare_exchange_n(&refreshing, &holder, me, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))) {
         /* Another thread reads the objects (tens of microseconds): its list is awaited,
          * never for long (it could be this very thread, interrupted by a signal). */
         for (int i = 0; i < REFRESH_WAIT && __atomic_load_n(&refreshing, __ATOMIC_ACQUIRE); i++)
@@ -240,13 +247,15 @@ static int refresh(void) {
         const int unloaded = cur && cur->subs != k.subs;
         if (unloaded) ep = __atomic_add_fetch(&epoch, 1, __ATOMIC_SEQ_CST);
         struct object_list* l = cur == &lists[0] ? &lists[1] : &lists[0];
-        __atomic_store_n(&l->seq, l->seq + 1, __ATOMIC_RELAXED);
+        /* Odd while written (already odd if a fork cut the parent's write short). */
+        const uint64_t seq = l->seq | 1;
+        __atomic_store_n(&l->seq, seq, __ATOMIC_RELAXED);
         __atomic_thread_fence(__ATOMIC_RELEASE);
         l->n = 0;
         l->epoch = ep;
         dl_iterate_phdr(fill_one, l); /* sets adds and subs too, as they are during this read */
         sort_objects(l);
-        __atomic_store_n(&l->seq, l->seq + 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&l->seq, seq + 1, __ATOMIC_RELEASE);
         __atomic_store_n(&current, l, __ATOMIC_RELEASE);
         if (unloaded) cache_clear();
         __atomic_fetch_add(&total_refreshes, 1, __ATOMIC_RELAXED);

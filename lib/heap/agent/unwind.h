@@ -6,7 +6,8 @@
  * a walk through code seen before costs a few loads per frame.
  *
  * Runs inside malloc: never allocates, takes no lock of its own, async-signal-safe; the only
- * library call is dl_iterate_phdr, and only when an address lies in no object known yet. Reads
+ * library calls are dl_iterate_phdr and getpid, and only when an address lies in no object
+ * known yet. Reads
  * only the stack between the starting sp and the frames the CFI describes, and the objects'
  * own mapped .eh_frame_hdr/.eh_frame. Stops at the outermost frame (return address undefined),
  * at an address no CFI covers (JIT code, a stripped .eh_frame), at a rule it does not handle (a
