@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <libelf.h>
 #include <link.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <unwind.h>
 
@@ -371,6 +372,29 @@ TEST(HeapAgentUnwind, AddressInNoObject) {
     EXPECT_EQ(s3.misses - s2.misses, 1u);
     dlclose(h);
     pph_unwind_invalidate();
+}
+
+// A forked child walks with what it inherited, and reads its objects anew when it loads one.
+TEST(HeapAgentUnwind, AfterFork) {
+    Capture parent;
+    chain1(capture_leaf, &parent);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        Capture c;
+        chain1(capture_leaf, &c);
+        bool ok = c.n_ours + 1 == c.n_theirs && !std::memcmp(c.ours, c.theirs + 1, sizeof(uint64_t) * c.n_ours);
+        void* h = dlopen(callback_library().c_str(), RTLD_NOW | RTLD_LOCAL);
+        auto outer = h ? reinterpret_cast<int (*)(Leaf, void*)>(dlsym(h, "cb_outer")) : nullptr;
+        if (outer) {
+            outer(capture_leaf, &c);
+            ok = ok && c.n_ours + 1 == c.n_theirs && !std::memcmp(c.ours, c.theirs + 1, sizeof(uint64_t) * c.n_ours);
+        }
+        _exit(ok && outer ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child's walks differ from libgcc's";
 }
 
 // ---------------------------------------------------------------- threads
