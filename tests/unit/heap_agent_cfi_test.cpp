@@ -319,6 +319,29 @@ TEST(HeapAgentCfi, SearchTable) {
     EXPECT_EQ(parse(0, 1, kSeg + seg.size() - 2), PPH_CFI_BAD);
 }
 
+// An empty FDE at the same location as the one covering the pc, after it in the table.
+TEST(HeapAgentCfi, EmptyFdeSharingItsLocation) {
+    Section s = build(kProgram);
+    const uint64_t empty = kSeg + s.bytes.size();
+    Bytes fde;
+    fde.u32(uint32_t(s.bytes.size() + 4)).u32(0x1000).u32(0).uleb(0);
+    s.bytes.u32(uint32_t(fde.size())).b.insert(s.bytes.b.end(), fde.b.begin(), fde.b.end());
+    Bytes seg;
+    const uint64_t hdr = kSeg, eh = kSeg + 28;
+    seg.raw({1, 0x1b, 0x03, 0x3b}).u32(uint32_t(eh - (hdr + 4))).u32(2);
+    seg.u32(uint32_t(0x1000 - hdr)).u32(uint32_t(eh + (s.fde - kSeg) - hdr));
+    seg.u32(uint32_t(0x1000 - hdr)).u32(uint32_t(eh + (empty - kSeg) - hdr));
+    ASSERT_EQ(seg.size(), 28u);
+    seg.b.insert(seg.b.end(), s.bytes.b.begin(), s.bytes.b.end());
+    const pph_mem m{seg.b.data(), kSeg, seg.size()};
+    pph_cfi cfi{};
+    ASSERT_EQ(pph_cfi_parse_hdr(&m, hdr, &cfi), PPH_CFI_OK);
+    cfi.eh_seg = m;
+    pph_rule r{};
+    EXPECT_EQ(describe(pph_cfi_find(&cfi, 0x1004, &r), r), "rbp16 ra-8 rbp-16");
+    EXPECT_EQ(describe(pph_cfi_find(&cfi, 0x1100, &r), r), "none");
+}
+
 // ---------------------------------------------------------------- malformed bytes
 
 // Every answer at a handful of addresses, from exact-size copies of `bytes`.

@@ -449,7 +449,17 @@ int pph_cfi_find(const struct pph_cfi* cfi, uint64_t pc, struct pph_rule* rule) 
             hi = mid;
     }
     if (lo == 0) return PPH_CFI_NONE;
-    int32_t fde;
+    int32_t loc, fde;
     memcpy(&fde, t + (uint64_t)(lo - 1) * 8 + 4, 4);
-    return pph_cfi_fde_rule(&cfi->eh_seg, cfi->hdr + (uint64_t)(int64_t)fde, pc, rule);
+    int rc = pph_cfi_fde_rule(&cfi->eh_seg, cfi->hdr + (uint64_t)(int64_t)fde, pc, rule);
+    /* An empty FDE (a function of no bytes) may share its location with the one covering pc. */
+    for (uint32_t i = lo - 1; rc == PPH_CFI_NONE && i > 0 && i + 4 > lo; i--) {
+        memcpy(&loc, t + (uint64_t)(i - 1) * 8, 4);
+        int32_t next;
+        memcpy(&next, t + (uint64_t)i * 8, 4);
+        if (loc != next) break;
+        memcpy(&fde, t + (uint64_t)(i - 1) * 8 + 4, 4);
+        rc = pph_cfi_fde_rule(&cfi->eh_seg, cfi->hdr + (uint64_t)(int64_t)fde, pc, rule);
+    }
+    return rc;
 }
