@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <libelf.h>
 #include <link.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <unwind.h>
@@ -257,6 +258,36 @@ TEST(HeapAgentUnwind, ThroughLibcQsort) {
         in_libc += object.find("libc.so") != std::string::npos || object.find("libclang_rt") != std::string::npos;
     }
     EXPECT_GT(in_libc, 0);
+}
+
+// ---------------------------------------------------------------- through a signal handler
+
+Capture signal_capture;
+
+void capture_in_handler(int) {
+    capture_both(&signal_capture);
+}
+
+NOIPA int raise_leaf(void*) {
+    const int r = raise(SIGUSR1);
+    __asm__ volatile("" ::: "memory");
+    return r + 1;
+}
+
+// The kernel's signal frame (glibc's trampoline: its CFI is an expression) is read as the kernel
+// wrote it, and the walk goes on in the interrupted code, as libgcc's does.
+TEST(HeapAgentUnwind, ThroughSignalHandler) {
+    struct sigaction sa = {}, old = {};
+    sa.sa_handler = capture_in_handler;
+    sigemptyset(&sa.sa_mask);
+    ASSERT_EQ(sigaction(SIGUSR1, &sa, &old), 0);
+    signal_capture.n_ours = 0;
+    chain1(raise_leaf, nullptr);
+    sigaction(SIGUSR1, &old, nullptr);
+    const Capture& c = signal_capture;
+    expect_same_as_libgcc(c);
+    EXPECT_GE(frame_in(c, reinterpret_cast<const void*>(&raise_leaf)), 2);
+    EXPECT_GE(frame_in(c, reinterpret_cast<const void*>(&chain3)), 3);
 }
 
 // ---------------------------------------------------------------- a dlopen'd library

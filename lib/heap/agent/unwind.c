@@ -19,6 +19,7 @@
 #include <link.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/ucontext.h>
 #include <unistd.h>
 
 #include "heap/agent/unwind_cfi.h"
@@ -301,6 +302,18 @@ static inline uint32_t ticks(void) {
     return (uint32_t)(__builtin_ia32_rdtsc() >> 20);
 }
 
+/* A cached "stop" at the kernel's signal trampoline (rt_sigreturn), whose frame the walk reads
+ * itself: ra_off STOP_SIGRETURN. */
+enum { STOP_SIGRETURN = 2 };
+
+/* Whether the code at addr, inside object o, is the x86-64 rt_sigreturn trampoline glibc and the
+ * kernel's vDSO use: mov $15, %rax; syscall (as libgcc recognizes it). */
+static int is_sigreturn(const struct object* o, uint64_t addr) {
+    static const uint8_t code[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
+    return addr >= o->lo && addr < o->hi && o->hi - addr >= sizeof code &&
+           memcmp((const void*)(uintptr_t)addr, code, sizeof code) == 0;
+}
+
 static uint16_t list_adds(void) {
     const struct object_list* l = __atomic_load_n(&current, __ATOMIC_ACQUIRE);
     return l ? (uint16_t)l->adds : 0;
@@ -344,8 +357,11 @@ static __attribute__((noinline)) uint64_t rule_slow(uint64_t pc) {
                                .rbp_off = -16,
                                .ra_off = -8,
                                .flags = PPH_RULE_VALID | PPH_RULE_CFA_RBP | PPH_RULE_RBP_SAVED | RULE_FP_GUESS};
-    } else if (pph_cfi_find(&o.cfi, pc, r) != PPH_CFI_OK) {
-        *r = (struct pph_rule){.flags = PPH_RULE_VALID | PPH_RULE_STOP};
+    } else if (memset(r, 0, sizeof *r), pph_cfi_find(&o.cfi, pc, r) != PPH_CFI_OK) {
+        /* The signal trampoline's CFI is an expression: its frame is read as the kernel wrote it. */
+        const int sigreturn = (r->flags & PPH_RULE_SIGNAL) && is_sigreturn(&o, pc + 1);
+        *r = (struct pph_rule){.ra_off = sigreturn ? STOP_SIGRETURN : 0,
+                               .flags = PPH_RULE_VALID | PPH_RULE_STOP | (sigreturn ? PPH_RULE_SIGNAL : 0)};
     } else if (!(r->flags & (PPH_RULE_CFA_RBP | PPH_RULE_OUTERMOST))) {
         /* An rsp-based rule is checked here once, so that the walk needs no check: the CFA lies
          * above sp, the saved words between sp and the CFA. */
@@ -403,6 +419,21 @@ int pph_unwind(struct pph_frame start, uint64_t* out, int max) {
             cfa = sp + (uint64_t)cfa_off; /* rsp-based: checked once when cached (rule_slow) */
         } else {
             if (flags & PPH_RULE_STOP) {
+                if (ra_off == STOP_SIGRETURN) {
+                    /* The handler returned into the trampoline: sp is at the ucontext the kernel
+                     * saved the interrupted registers in. Their pc is no return address. */
+                    const ucontext_t* uc = (const ucontext_t*)sp;
+                    const uint64_t new_sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+                    if (new_sp <= sp) break; /* on another stack (sigaltstack) below this one */
+                    ra = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+                    bp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
+                    bp_known = 1;
+                    sp = new_sp;
+                    if (ra - 1 >= (1ull << 48) - 1) break;
+                    out[n++] = ra;
+                    after_signal = 1;
+                    continue;
+                }
                 /* An address in no object, cached before the objects last changed: again. */
                 const struct pph_rule r = {(int32_t)cfa_off, (int16_t)rbp_off, (int8_t)ra_off, (uint8_t)flags};
                 if (stale_no_object(&r) && rechecks++ < 4) goto slow;
