@@ -11,7 +11,8 @@
  * only the stack between the starting sp and the frames the CFI describes, and the objects'
  * own mapped .eh_frame_hdr/.eh_frame. Stops at the outermost frame (return address undefined),
  * at an address no CFI covers (JIT code, a stripped .eh_frame), at a rule it does not handle (a
- * DWARF expression), or when the stack pointer would not grow. */
+ * DWARF expression, but for the signal trampoline's: that frame is read as the kernel wrote it),
+ * or when the stack pointer would not grow. */
 #ifndef PERFPROF_HEAP_AGENT_UNWIND_H
 #define PERFPROF_HEAP_AGENT_UNWIND_H
 
