@@ -7,7 +7,7 @@
 #include <string.h>
 
 /* DWARF register numbers (x86-64 psABI). */
-enum { REG_RBP = 6, REG_RSP = 7, REG_RA = 16 };
+enum { DW_REG_RBP = 6, DW_REG_RSP = 7, DW_REG_RA = 16 };
 
 /* Pointer encodings (DW_EH_PE_*): the format in the low nibble, how it applies above. */
 enum {
@@ -246,7 +246,7 @@ struct state {
 enum { MAX_REMEMBERED = 8 }; /* DW_CFA_remember_state depth (GCC nests 1-2) */
 
 static struct reg_rule* tracked(struct state* s, const struct cie* cie, uint64_t reg) {
-    if (reg == REG_RBP) return &s->rbp;
+    if (reg == DW_REG_RBP) return &s->rbp;
     if (reg == cie->ra_reg) return &s->ra;
     return NULL;
 }
@@ -367,7 +367,7 @@ static int run(struct cur* c, const struct cie* cie, uint64_t loc, uint64_t pc, 
         continue;
     restore:
         if (!init) return PPH_CFI_BAD;
-        if (reg == REG_RBP) s->rbp = init->rbp;
+        if (reg == DW_REG_RBP) s->rbp = init->rbp;
         else if (reg == cie->ra_reg) s->ra = init->ra;
         continue;
     }
@@ -378,10 +378,10 @@ static int run(struct cur* c, const struct cie* cie, uint64_t loc, uint64_t pc, 
 static int to_rule(const struct state* s, const struct cie* cie, struct pph_rule* rule) {
     memset(rule, 0, sizeof *rule);
     rule->flags = PPH_RULE_VALID | (cie->signal ? PPH_RULE_SIGNAL : 0);
-    if (s->cfa_expr || (s->cfa_reg != REG_RSP && s->cfa_reg != REG_RBP)) return PPH_CFI_UNSUPPORTED;
+    if (s->cfa_expr || (s->cfa_reg != DW_REG_RSP && s->cfa_reg != DW_REG_RBP)) return PPH_CFI_UNSUPPORTED;
     if (s->cfa_off < INT32_MIN || s->cfa_off > INT32_MAX) return PPH_CFI_UNSUPPORTED;
     rule->cfa_off = (int32_t)s->cfa_off;
-    if (s->cfa_reg == REG_RBP) rule->flags |= PPH_RULE_CFA_RBP;
+    if (s->cfa_reg == DW_REG_RBP) rule->flags |= PPH_RULE_CFA_RBP;
     switch (s->ra.kind) {
         case R_UNDEF: rule->flags |= PPH_RULE_OUTERMOST; break;
         case R_OFFSET:
@@ -421,7 +421,7 @@ int pph_cfi_fde_rule(const struct pph_mem* eh, uint64_t fde, uint64_t pc, struct
     if (c.bad) return PPH_CFI_BAD;
     if (pc < begin || pc - begin >= range) return PPH_CFI_NONE;
 
-    struct state init = {.cfa_off = 8, .cfa_reg = REG_RSP, .rbp = {R_SAME, 0}, .ra = {R_SAME, 0}};
+    struct state init = {.cfa_off = 8, .cfa_reg = DW_REG_RSP, .rbp = {R_SAME, 0}, .ra = {R_SAME, 0}};
     struct cur ci;
     cur_init(&ci, eh, cie.insns, cie.insns_end - cie.insns);
     if ((rc = run(&ci, &cie, begin, pc, &init, NULL)) != PPH_CFI_OK) return rc;
