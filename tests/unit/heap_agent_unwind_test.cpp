@@ -401,6 +401,7 @@ TEST(HeapAgentUnwind, AddressInNoObject) {
     EXPECT_EQ(pph_unwind(f, out, 4), 1);
     pph_unwind_stats(&s3);
     EXPECT_EQ(s3.misses - s2.misses, 1u);
+    EXPECT_EQ(s3.hits - s2.hits, 0u);
     dlclose(h);
     pph_unwind_invalidate();
 }

@@ -386,15 +386,14 @@ void pph_unwind_invalidate(void) {
 int pph_unwind(struct pph_frame start, uint64_t* out, int max) {
     if (max <= 0) return 0;
     uint64_t ra = start.pc, sp = start.sp, bp = start.bp;
-    int bp_known = 1, after_signal = 0, rechecks = 0;
+    int bp_known = 1, after_signal = 0, rechecks = 0, cached;
     int n = 0;
-    uint64_t lookups = 0, misses = 0;
+    uint64_t hits = 0, misses = 0;
     out[n++] = ra;
     while (n < max) {
         /* A return address's call lies before it: its rule is looked up inside the call. An
          * interrupted pc (the frame above a signal trampoline) is itself the instruction. The
          * cached rule is read in place, in registers (cache_get's protocol). */
-        lookups++;
         const struct centry* e = &cache[ra & (CACHE_SIZE - 1)];
         const uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
         int64_t cfa_off = __atomic_load_n(&e->rule.r.cfa_off, __ATOMIC_RELAXED);
@@ -406,6 +405,7 @@ int pph_unwind(struct pph_frame start, uint64_t* out, int max) {
                 after_signal || k != ((ra - 1) << 16 | (k & 0xfffe)) || __atomic_load_n(&e->key, __ATOMIC_RELAXED) != k,
                 0)) {
         slow:
+            cached = 0;
             misses++;
             const uint64_t v = rule_slow(ra - !after_signal);
             if (!v) break;
@@ -413,6 +413,9 @@ int pph_unwind(struct pph_frame start, uint64_t* out, int max) {
             rbp_off = (int16_t)(uint16_t)(v >> 32);
             ra_off = (int8_t)(uint8_t)(v >> 48);
             flags = (unsigned)(v >> 56);
+        } else {
+            cached = 1;
+            hits++;
         }
         uint64_t cfa;
         if (__builtin_expect(!(flags & (PPH_RULE_CFA_RBP | PPH_RULE_STOP | PPH_RULE_OUTERMOST)), 1)) {
@@ -436,8 +439,9 @@ int pph_unwind(struct pph_frame start, uint64_t* out, int max) {
                 }
                 /* An address in no object, cached before the objects last changed: again. */
                 const struct pph_rule r = {(int32_t)cfa_off, (int16_t)rbp_off, (int8_t)ra_off, (uint8_t)flags};
-                if (stale_no_object(&r) && rechecks++ < 4) goto slow;
-                break;
+                if (!stale_no_object(&r) || rechecks++ == 4) break;
+                hits -= cached; /* a miss after all, counted as one below */
+                goto slow;
             }
             if (flags & PPH_RULE_OUTERMOST || !bp_known) break;
             if ((flags & RULE_FP_GUESS) && ((bp & 7) || bp <= sp || bp - sp >= FP_WINDOW)) break;
@@ -461,7 +465,7 @@ int pph_unwind(struct pph_frame start, uint64_t* out, int max) {
     struct counts* c = &tls_counts;
     c->frames += (uint64_t)n;
     c->misses += misses;
-    c->hits += lookups - misses;
+    c->hits += hits;
     if (++c->walks >= FLUSH_WALKS) flush_counts(c);
     return n;
 }
