@@ -5,13 +5,16 @@
  * - The object list lives in one of two static slots. A refresh (one thread at a time, by a
  *   try-lock: a thread that finds another refreshing waits for its list a little, then walks
  *   with the list it has) rewrites the slot not in use under a sequence counter, then
- *   publishes it. A reader copies the object it
- *   needs and checks the counter did not move, else it reads again: a slot is rewritten while
- *   read, never freed, so the memory is bounded by the two slots.
- * - The rule cache is direct-mapped; each entry's key word holds the pc and a sequence whose
- *   odd value means "being written". A writer claims an entry by CAS (or gives up: it is a
- *   cache), a reader accepts a rule only when the key read before and after it is the same and
- *   holds its pc, so it never takes another pc's rule or a torn one. */
+ *   publishes it. A reader copies the object it needs and checks the counter did not move,
+ *   else it reads again: a slot is rewritten while read, never freed, so the memory is bounded
+ *   by the two slots.
+ * - The rule cache is 2-way set-associative; each entry's key word holds the pc and a sequence
+ *   whose odd value means "being written". A writer claims an entry by CAS (or gives up: it is
+ *   a cache), a reader accepts a rule only when the key read before and after it is the same
+ *   and holds its pc, so it never takes another pc's rule or a torn one.
+ *
+ * Memory: 256 KiB of cache and two lists of 2048 objects (96 bytes each), all static (.bss,
+ * touched as used); 32 bytes of TLS per thread; under 1.5 KiB of stack. */
 #define _GNU_SOURCE
 #include "heap/agent/unwind.h"
 
