@@ -218,6 +218,8 @@ TEST(HeapAgentUnwind, MaxAndDepth) {
     uint64_t one;
     EXPECT_EQ(pph_unwind(pph_frame{0, 0, 0}, &one, 0), 0);
     EXPECT_EQ(pph_unwind(pph_frame{0, 0, 0}, &one, 1), 1);  // out[0] only: no rule at address 0
+    uint64_t two[2];
+    EXPECT_EQ(pph_unwind(pph_frame{c.ours[1], 0, 0}, two, 2), 1);  // a frame without a stack
 }
 
 // ---------------------------------------------------------------- through libc

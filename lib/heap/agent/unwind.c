@@ -403,6 +403,7 @@ void pph_unwind_invalidate(void) {
 
 int pph_unwind(struct pph_frame start, uint64_t* out, int max) {
     if (max <= 0) return 0;
+    if (start.sp < 4096) max = 1; /* no stack to read */
     uint64_t ra = start.pc, sp = start.sp, bp = start.bp;
     int bp_known = 1, after_signal = 0, rechecks = 0, cached;
     int n = 0;
