@@ -141,6 +141,8 @@ $(BUILD)/workloads/lib%.so: tests/workloads/lib%.c
 	@$(CC) $(WL_CFLAGS) -Wall -Wextra -fPIC -shared -o $@ $<
 $(BUILD)/workloads/chain_nofp: $(BUILD)/workloads/libcfi_plt.so
 $(BUILD)/workloads/chain_nofp: WL_LDLIBS := -L$(BUILD)/workloads -lcfi_plt -Wl,-rpath,'$$ORIGIN'
+# No .eh_frame_hdr, frame pointers: the heap agent walker's fallback (heap_agent_unwind_test).
+$(BUILD)/workloads/libcfi_fponly.so: WL_CFLAGS := -O2 -g -fno-omit-frame-pointer -Wl,--no-eh-frame-hdr
 
 # ---- the heap agent (lib/heap/agent/*.c): a shared object of its own beside perf-prof, loaded into
 # the profiled process (LD_PRELOAD, or dlopen'd there by the injector), never linked into
@@ -151,7 +153,7 @@ AGENT_SRCS      := $(wildcard lib/heap/agent/*.c)
 AGENT           := $(if $(SAN),$(BUILD)/perf-prof-heap.so,perf-prof-heap.so)
 AGENT_CFLAGS    := -std=gnu11 -O2 -g -Wall -Wextra -fPIC -fno-omit-frame-pointer -fvisibility=hidden \
                    -ftls-model=initial-exec -fno-stack-protector -Ilib
-AGENT_UNIT_SRCS := $(filter lib/heap/agent/unwind.c,$(AGENT_SRCS))
+AGENT_UNIT_SRCS := $(filter lib/heap/agent/unwind.c lib/heap/agent/unwind_cfi.c,$(AGENT_SRCS))
 AGENT_UNIT_OBJS := $(AGENT_UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
 all: $(AGENT)
 $(AGENT): $(AGENT_SRCS) $(wildcard lib/heap/agent/*.h)
@@ -168,6 +170,8 @@ $(BUILD)/unit_tests: $(UNIT_OBJS) $(LIB_OBJS) $(AGENT_UNIT_OBJS)
 
 # sdt_notes_test reads the USDT notes of the usdt_app workload beside the test binary.
 $(BUILD)/unit_tests: | $(BUILD)/workloads/usdt_app
+# heap_agent_unwind_test dlopens libcfi_callback.so and libcfi_fponly.so beside it.
+$(BUILD)/unit_tests: | $(BUILD)/workloads/libcfi_callback.so $(BUILD)/workloads/libcfi_fponly.so
 
 unit: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests --gtest_brief=1
@@ -263,13 +267,16 @@ $(FUZZ)/%_fuzz: $(FUZZ)/obj/tests/fuzz/%_fuzz.o $(FUZZ_LIB)
 	@echo "  FUZZ     $@"
 	@clang++ $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(SHARED_LDLIBS)
 .SECONDARY: $(FUZZ_TARGETS:%=$(FUZZ)/obj/tests/fuzz/%.o)
+# The agent walker's parser is plain C outside the library.
+$(FUZZ)/agent_cfi_fuzz: $(FUZZ)/obj/lib/heap/agent/unwind_cfi.o
 fuzz-build: $(FUZZ_BINS)
 
 # The unit tests find the usdt_app workload and the fixtures relative to their binary. They read
 # their own symbols (no malloc of their own, as nm sees them): the sanitizers' runtime is the shared
 # one, as gcc links it, not clang's default static copy.
 ASAN_RT_DIR := $(dir $(shell clang -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null))
-$(FUZZ_UNIT): $(UNIT_SRCS:%.cpp=$(FUZZ)/obj/%.o) $(AGENT_UNIT_SRCS:%.c=$(FUZZ)/obj/%.o) $(FUZZ_LIB) | $(BUILD)/workloads/usdt_app
+$(FUZZ_UNIT): $(UNIT_SRCS:%.cpp=$(FUZZ)/obj/%.o) $(AGENT_UNIT_SRCS:%.c=$(FUZZ)/obj/%.o) $(FUZZ_LIB) | $(BUILD)/workloads/usdt_app \
+               $(BUILD)/workloads/libcfi_callback.so $(BUILD)/workloads/libcfi_fponly.so
 	@echo "  LINK     $@"
 	@ln -sfn ../workloads $(FUZZ)/workloads
 	@clang++ $(FUZZ_SAN) -shared-libasan -Wl,-rpath,$(ASAN_RT_DIR) -o $@ $(filter %.o,$^) $(FUZZ_LIB) \
@@ -351,6 +358,14 @@ $(BUILD)/bench/%: bench/%.c bench/load.h
 	@mkdir -p $(dir $@)
 	@echo "  BENCH    $@"
 	@$(CC) -O2 -g -Wall -Wextra -fno-omit-frame-pointer -o $@ $< -lpthread
+
+# The heap agent's walker beside _Unwind_Backtrace and backtrace(3): its sources compiled in (it
+# empties the rule cache between walks), libcfi_callback.so dlopen'd from beside it.
+$(BUILD)/bench/agent_unwind_bench: bench/agent_unwind_bench.c $(AGENT_UNIT_SRCS) $(wildcard lib/heap/agent/*.h) \
+                                   | $(BUILD)/workloads/libcfi_callback.so
+	@mkdir -p $(dir $@)
+	@echo "  BENCH    $@"
+	@$(CC) -O2 -g -Wall -Wextra -fno-omit-frame-pointer -Ilib -o $@ $< -lpthread
 
 # The CFI table's costs on big objects, beside libdw's (bench/unwind_bench.py runs it).
 $(BUILD)/bench/cfi_bench: bench/cfi_bench.cpp $(LIB_OBJS)
