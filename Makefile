@@ -39,10 +39,12 @@ LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o) $(SHIM_SRCS:%.c=$(BUILD)/obj/%.o
 MAIN_OBJ  := $(BUILD)/obj/main.o
 UNIT_SRCS := $(wildcard tests/unit/*_test.cpp)
 UNIT_OBJS := $(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o)
-# tests/workloads/NAME.c is a program, libNAME.c a shared library beside the programs.
+# tests/workloads/NAME.c is a program, libNAME.c a shared library beside the programs;
+# NAME.cpp a C++ program.
+WL_CXX    := $(patsubst tests/workloads/%.cpp,$(BUILD)/workloads/%,$(wildcard tests/workloads/*.cpp))
 WL_LIBS   := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib*.c))
 WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(filter-out tests/workloads/lib%.c,\
-               $(wildcard tests/workloads/*.c))) $(WL_LIBS)
+               $(wildcard tests/workloads/*.c))) $(WL_LIBS) $(WL_CXX)
 BIN       := $(if $(SAN),$(BUILD)/perf-prof,perf-prof)
 
 DEPS_STAMP := build/.deps-ok
@@ -135,6 +137,10 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)
 	@echo "  WORKLOAD $@"
 	@$(CC) $(WL_CFLAGS) -Wall -Wextra -o $@ $< $(WL_LDLIBS) -lpthread
+$(BUILD)/workloads/%: tests/workloads/%.cpp
+	@mkdir -p $(dir $@)
+	@echo "  WORKLOAD $@"
+	@$(CXX) $(WL_CFLAGS) -std=c++20 -Wall -Wextra -o $@ $<
 $(BUILD)/workloads/lib%.so: tests/workloads/lib%.c
 	@mkdir -p $(dir $@)
 	@echo "  WORKLOAD $@"
@@ -150,7 +156,7 @@ $(BUILD)/workloads/chain_nofp: WL_LDLIBS := -L$(BUILD)/workloads -lcfi_plt -Wl,-
 AGENT_SRCS      := $(wildcard lib/heap/agent/*.c)
 AGENT           := $(if $(SAN),$(BUILD)/perf-prof-heap.so,perf-prof-heap.so)
 AGENT_CFLAGS    := -std=gnu11 -O2 -g -Wall -Wextra -fPIC -fno-omit-frame-pointer -fvisibility=hidden \
-                   -ftls-model=initial-exec -fno-stack-protector -Ilib
+                   -ftls-model=initial-exec -fno-stack-protector -fasynchronous-unwind-tables -Ilib
 AGENT_UNIT_SRCS := $(filter lib/heap/agent/unwind.c,$(AGENT_SRCS))
 AGENT_UNIT_OBJS := $(AGENT_UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
 all: $(AGENT)
@@ -165,6 +171,9 @@ $(BUILD)/obj/lib/heap/agent/%.o: lib/heap/agent/%.c
 $(BUILD)/unit_tests: $(UNIT_OBJS) $(LIB_OBJS) $(AGENT_UNIT_OBJS)
 	@echo "  LINK     $@"
 	@$(CXX) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lgtest -lgtest_main
+
+# heap_agent_test runs workloads under the agent.
+$(BUILD)/unit_tests: | $(AGENT) $(BUILD)/workloads/leaks $(BUILD)/workloads/heap_fork $(BUILD)/workloads/heap_cxx
 
 # sdt_notes_test reads the USDT notes of the usdt_app workload beside the test binary.
 $(BUILD)/unit_tests: | $(BUILD)/workloads/usdt_app
