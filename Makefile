@@ -157,7 +157,7 @@ AGENT_SRCS      := $(wildcard lib/heap/agent/*.c)
 AGENT           := $(if $(SAN),$(BUILD)/perf-prof-heap.so,perf-prof-heap.so)
 AGENT_CFLAGS    := -std=gnu11 -O2 -g -Wall -Wextra -fPIC -fno-omit-frame-pointer -fvisibility=hidden \
                    -ftls-model=initial-exec -fno-stack-protector -fasynchronous-unwind-tables -Ilib
-AGENT_UNIT_SRCS := $(filter lib/heap/agent/unwind.c,$(AGENT_SRCS))
+AGENT_UNIT_SRCS := $(filter lib/heap/agent/unwind.c lib/heap/agent/unwind_cfi.c,$(AGENT_SRCS))
 AGENT_UNIT_OBJS := $(AGENT_UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
 all: $(AGENT)
 $(AGENT): $(AGENT_SRCS) $(wildcard lib/heap/agent/*.h)
@@ -177,6 +177,8 @@ $(BUILD)/unit_tests: | $(AGENT) $(BUILD)/workloads/leaks $(BUILD)/workloads/heap
 
 # sdt_notes_test reads the USDT notes of the usdt_app workload beside the test binary.
 $(BUILD)/unit_tests: | $(BUILD)/workloads/usdt_app
+# heap_agent_unwind_test dlopens libcfi_callback.so beside it.
+$(BUILD)/unit_tests: | $(BUILD)/workloads/libcfi_callback.so
 
 unit: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests --gtest_brief=1
@@ -272,13 +274,15 @@ $(FUZZ)/%_fuzz: $(FUZZ)/obj/tests/fuzz/%_fuzz.o $(FUZZ_LIB)
 	@echo "  FUZZ     $@"
 	@clang++ $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(SHARED_LDLIBS)
 .SECONDARY: $(FUZZ_TARGETS:%=$(FUZZ)/obj/tests/fuzz/%.o)
+# The agent walker's parser is plain C outside the library.
+$(FUZZ)/agent_cfi_fuzz: $(FUZZ)/obj/lib/heap/agent/unwind_cfi.o
 fuzz-build: $(FUZZ_BINS)
 
 # The unit tests find the usdt_app workload and the fixtures relative to their binary. They read
 # their own symbols (no malloc of their own, as nm sees them): the sanitizers' runtime is the shared
 # one, as gcc links it, not clang's default static copy.
 ASAN_RT_DIR := $(dir $(shell clang -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null))
-$(FUZZ_UNIT): $(UNIT_SRCS:%.cpp=$(FUZZ)/obj/%.o) $(AGENT_UNIT_SRCS:%.c=$(FUZZ)/obj/%.o) $(FUZZ_LIB) | $(BUILD)/workloads/usdt_app
+$(FUZZ_UNIT): $(UNIT_SRCS:%.cpp=$(FUZZ)/obj/%.o) $(AGENT_UNIT_SRCS:%.c=$(FUZZ)/obj/%.o) $(FUZZ_LIB) | $(BUILD)/workloads/usdt_app $(BUILD)/workloads/libcfi_callback.so
 	@echo "  LINK     $@"
 	@ln -sfn ../workloads $(FUZZ)/workloads
 	@clang++ $(FUZZ_SAN) -shared-libasan -Wl,-rpath,$(ASAN_RT_DIR) -o $@ $(filter %.o,$^) $(FUZZ_LIB) \
