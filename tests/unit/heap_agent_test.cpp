@@ -278,14 +278,18 @@ bool on_stack(int pid, uint64_t sp) {
 
 // Runs argv with the agent preloaded on channel `ch`, draining it until the process ended.
 // Without `live`, the ring is read only once the process ended, and the heartbeat not renewed.
-AgentRun run_under_agent(AgentChannel& ch, const std::vector<std::string>& argv, bool live = true) {
+// Without `preload`, the process loads the agent itself (heap_inject).
+AgentRun run_under_agent(AgentChannel& ch, const std::vector<std::string>& argv, bool live = true,
+                         bool preload = true) {
     AgentRun r;
     std::vector<std::string> env_s;
     for (char** e = environ; *e; e++)
         if (std::strncmp(*e, "LD_PRELOAD=", 11) && std::strncmp(*e, PPH_ENV "=", sizeof PPH_ENV))
             env_s.push_back(*e);
-    env_s.push_back("LD_PRELOAD=" + agent_path());
-    env_s.push_back(std::string(PPH_ENV) + "=" + ch.path());
+    if (preload) {
+        env_s.push_back("LD_PRELOAD=" + agent_path());
+        env_s.push_back(std::string(PPH_ENV) + "=" + ch.path());
+    }
     std::vector<char*> envp, args;
     for (auto& s : env_s) envp.push_back(s.data());
     envp.push_back(nullptr);
@@ -508,6 +512,28 @@ TEST(HeapAgentRun, BadChannelFailsWithAReason) {
     EXPECT_EQ(ch.state(), uint32_t(PPH_STATE_FAILED));
     EXPECT_NE(ch.error().find("version"), std::string::npos) << ch.error();
     EXPECT_TRUE(r.recs.empty());
+}
+
+TEST(HeapAgentRun, InjectModePatchesAndRestoresTheSlots) {
+    ASSERT_FALSE(agent_path().empty());
+    AgentChannel ch({});
+    const int n = 4;
+    AgentRun r = run_under_agent(ch, {workload("heap_inject"), agent_path(), ch.path(), std::to_string(n)}, true, false);
+    ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.status << " " << ch.error();
+    EXPECT_EQ(r.out, "heap_inject done\n");
+    EXPECT_EQ(ch.state(), uint32_t(PPH_STATE_OFF));
+    Outstanding o(r.recs);
+    auto sizes = o.sizes();
+    EXPECT_EQ(sizes[56], uint64_t(n));  // the program's own calls
+    EXPECT_EQ(sizes[88], uint64_t(n));  // from the library dlopen'd after the attach
+    EXPECT_EQ(sizes[21], 1u);           // strdup: libc calls malloc through its own GOT
+    EXPECT_EQ(sizes[7], 1u);
+    EXPECT_EQ(sizes.count(32), 0u);   // before the attach
+    EXPECT_EQ(sizes.count(120), 0u);  // after the detach
+    EXPECT_EQ(sizes.count(16), 0u);
+    for (auto& [p, rec] : o.live) {
+        if (rec.size == 56 || rec.size == 88) EXPECT_FALSE(ch.stack(rec.stack).empty());
+    }
 }
 
 }  // namespace

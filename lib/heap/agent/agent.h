@@ -14,7 +14,7 @@
 #include "heap/agent/wire.h"
 
 #define PPH_EXPORT __attribute__((visibility("default")))
-#define PPH_HOOK __attribute__((visibility("default"), noinline))
+#define PPH_HOOK __attribute__((visibility("hidden"), noinline))
 #define PPH_LIKELY(x) __builtin_expect(!!(x), 1)
 #define PPH_UNLIKELY(x) __builtin_expect(!!(x), 0)
 

@@ -75,7 +75,7 @@ static inline int entering(struct pph_tls* t) {
 
 /* ---- the malloc family ---- */
 
-PPH_HOOK void* malloc(size_t n) {
+PPH_HOOK void* pph_h_malloc(size_t n) {
     struct pph_tls* t = &pph_t;
     if (!entering(t)) {
         alloc1_fn f = (alloc1_fn)real(PPH_S_MALLOC);
@@ -88,7 +88,7 @@ PPH_HOOK void* malloc(size_t n) {
     return p;
 }
 
-PPH_HOOK void* calloc(size_t n, size_t size) {
+PPH_HOOK void* pph_h_calloc(size_t n, size_t size) {
     struct pph_tls* t = &pph_t;
     if (!entering(t)) {
         alloc2_fn f = (alloc2_fn)real(PPH_S_CALLOC);
@@ -106,7 +106,7 @@ PPH_HOOK void* calloc(size_t n, size_t size) {
 
 /* realloc of a bootstrap block: a new block of the real allocator, the old bytes copied. */
 static void* boot_realloc(void* old, size_t n) {
-    void* p = malloc(n);
+    void* p = pph_h_malloc(n);
     if (p) {
         size_t have = pph_boot_size(old);
         memcpy(p, old, have < n ? have : n);
@@ -117,7 +117,7 @@ static void* boot_realloc(void* old, size_t n) {
 /* A failed realloc (NULL for n > 0) leaves the old block in place, but its FREE was already
  * recorded (it must be, before the real call: the block may be handed out again at once): the
  * old block stays untracked from then on. */
-PPH_HOOK void* realloc(void* old, size_t n) {
+PPH_HOOK void* pph_h_realloc(void* old, size_t n) {
     struct pph_tls* t = &pph_t;
     if (PPH_UNLIKELY(old && pph_is_boot(old))) return boot_realloc(old, n);
     if (!entering(t)) {
@@ -133,7 +133,7 @@ PPH_HOOK void* realloc(void* old, size_t n) {
     return p;
 }
 
-PPH_HOOK void* reallocarray(void* old, size_t n, size_t size) {
+PPH_HOOK void* pph_h_reallocarray(void* old, size_t n, size_t size) {
     struct pph_tls* t = &pph_t;
     size_t total;
     if (PPH_UNLIKELY(old && pph_is_boot(old))) {
@@ -156,7 +156,7 @@ PPH_HOOK void* reallocarray(void* old, size_t n, size_t size) {
     return p;
 }
 
-PPH_HOOK void free(void* p) {
+PPH_HOOK void pph_h_free(void* p) {
     struct pph_tls* t = &pph_t;
     if (PPH_UNLIKELY(!p) || PPH_UNLIKELY(pph_is_boot(p))) return;
     if (!entering(t)) {
@@ -170,7 +170,7 @@ PPH_HOOK void free(void* p) {
     t->guard = 0;
 }
 
-PPH_HOOK int posix_memalign(void** out, size_t align, size_t n) {
+PPH_HOOK int pph_h_posix_memalign(void** out, size_t align, size_t n) {
     struct pph_tls* t = &pph_t;
     if (!entering(t)) {
         posix_memalign_fn f = (posix_memalign_fn)real(PPH_S_POSIX_MEMALIGN);
@@ -186,7 +186,7 @@ PPH_HOOK int posix_memalign(void** out, size_t align, size_t n) {
 
 /* aligned_alloc, memalign: (alignment, size). */
 #define ALIGNED_HOOK(name, sym, fn)                                                \
-    PPH_HOOK void* name(size_t align, size_t n) {                                  \
+    PPH_HOOK void* pph_h_##name(size_t align, size_t n) {                                  \
         struct pph_tls* t = &pph_t;                                                \
         if (!entering(t)) {                                                        \
             alloc2_fn f = (alloc2_fn)real(sym);                                    \
@@ -203,7 +203,7 @@ ALIGNED_HOOK(memalign, PPH_S_MEMALIGN, PPH_FN_MEMALIGN)
 
 /* valloc, pvalloc: (size), page-aligned. */
 #define PAGE_HOOK(name, sym)                                                       \
-    PPH_HOOK void* name(size_t n) {                                                \
+    PPH_HOOK void* pph_h_##name(size_t n) {                                                \
         struct pph_tls* t = &pph_t;                                                \
         if (!entering(t)) {                                                        \
             alloc1_fn f = (alloc1_fn)real(sym);                                    \
@@ -235,7 +235,7 @@ static void* new_nothrow(int nt, int thr, size_t n) {
 }
 
 #define NEW_HOOK(name, sym, sym_nt)                                                \
-    PPH_HOOK void* name(size_t n) {                                                \
+    PPH_HOOK void* pph_h_##name(size_t n) {                                                \
         struct pph_tls* t = &pph_t;                                                \
         if (!entering(t)) return ((alloc1_fn)real(sym))(n);                        \
         t->guard = 1;                                                              \
@@ -249,7 +249,7 @@ NEW_HOOK(_Znwm, PPH_S_NEW, PPH_S_NEW_NT)
 NEW_HOOK(_Znam, PPH_S_NEW_ARR, PPH_S_NEW_ARR_NT)
 
 #define NEW_NT_HOOK(name, sym)                                                     \
-    PPH_HOOK void* name(size_t n, const void* nt) {                                \
+    PPH_HOOK void* pph_h_##name(size_t n, const void* nt) {                                \
         struct pph_tls* t = &pph_t;                                                \
         if (!entering(t)) return ((new_nt_fn)real(sym))(n, nt);                    \
         t->guard = 1;                                                              \
@@ -262,7 +262,7 @@ NEW_NT_HOOK(_ZnwmRKSt9nothrow_t, PPH_S_NEW_NT)
 NEW_NT_HOOK(_ZnamRKSt9nothrow_t, PPH_S_NEW_ARR_NT)
 
 #define NEW_AL_HOOK(name, sym, sym_nt)                                             \
-    PPH_HOOK void* name(size_t n, size_t al) {                                     \
+    PPH_HOOK void* pph_h_##name(size_t n, size_t al) {                                     \
         struct pph_tls* t = &pph_t;                                                \
         if (!entering(t)) return ((alloc2_fn)real(sym))(n, al);                    \
         t->guard = 1;                                                              \
@@ -277,7 +277,7 @@ NEW_AL_HOOK(_ZnwmSt11align_val_t, PPH_S_NEW_AL, PPH_S_NEW_AL_NT)
 NEW_AL_HOOK(_ZnamSt11align_val_t, PPH_S_NEW_ARR_AL, PPH_S_NEW_ARR_AL_NT)
 
 #define NEW_AL_NT_HOOK(name, sym)                                                  \
-    PPH_HOOK void* name(size_t n, size_t al, const void* nt) {                     \
+    PPH_HOOK void* pph_h_##name(size_t n, size_t al, const void* nt) {                     \
         struct pph_tls* t = &pph_t;                                                \
         if (!entering(t)) return ((new_al_nt_fn)real(sym))(n, al, nt);             \
         t->guard = 1;                                                              \
@@ -292,7 +292,7 @@ NEW_AL_NT_HOOK(_ZnamSt11align_val_tRKSt9nothrow_t, PPH_S_NEW_ARR_AL_NT)
 /* The delete forms: (p), (p, size) or (p, align), (p, size, align); the nothrow ones take a
  * last argument the runtime ignores, passed on as is. */
 #define DEL1_HOOK(name, sym)                                                       \
-    PPH_HOOK void name(void* p) {                                                  \
+    PPH_HOOK void pph_h_##name(void* p) {                                                  \
         struct pph_tls* t = &pph_t;                                                \
         if (p && entering(t)) {                                                    \
             t->guard = 1;                                                          \
@@ -304,7 +304,7 @@ NEW_AL_NT_HOOK(_ZnamSt11align_val_tRKSt9nothrow_t, PPH_S_NEW_ARR_AL_NT)
         ((free_fn)real(sym))(p);                                                   \
     }
 #define DEL2_HOOK(name, sym)                                                       \
-    PPH_HOOK void name(void* p, size_t a) {                                        \
+    PPH_HOOK void pph_h_##name(void* p, size_t a) {                                        \
         struct pph_tls* t = &pph_t;                                                \
         if (p && entering(t)) {                                                    \
             t->guard = 1;                                                          \
@@ -316,7 +316,7 @@ NEW_AL_NT_HOOK(_ZnamSt11align_val_tRKSt9nothrow_t, PPH_S_NEW_ARR_AL_NT)
         ((free2_fn)real(sym))(p, a);                                               \
     }
 #define DEL3_HOOK(name, sym)                                                       \
-    PPH_HOOK void name(void* p, size_t a, size_t b) {                              \
+    PPH_HOOK void pph_h_##name(void* p, size_t a, size_t b) {                              \
         struct pph_tls* t = &pph_t;                                                \
         if (p && entering(t)) {                                                    \
             t->guard = 1;                                                          \
@@ -348,7 +348,7 @@ DEL3_HOOK(_ZdaPvSt11align_val_tRKSt9nothrow_t, PPH_S_DEL_ARR_AL_NT)
 typedef void* (*dlopen_fn)(const char*, int);
 typedef int (*dlclose_fn)(void*);
 
-PPH_HOOK int dlclose(void* handle) {
+PPH_HOOK int pph_h_dlclose(void* handle) {
     dlclose_fn f = (dlclose_fn)real(PPH_S_DLCLOSE);
     int rc = f ? f(handle) : -1;
     pph_unwind_invalidate();
@@ -370,37 +370,73 @@ __attribute__((noinline)) static void* dlopen_hook(const char* file, int mode) {
     return h;
 }
 
+/* The hooks under the names they stand in for, exported. The agent itself takes their addresses
+ * through the hidden pph_h_ names: a reference to `malloc` from inside the agent would bind to
+ * the process's own malloc when the agent is loaded RTLD_LOCAL. */
+#define PPH_ALIAS(name) extern __typeof(pph_h_##name) name __attribute__((alias("pph_h_" #name), visibility("default")));
+PPH_ALIAS(malloc)
+PPH_ALIAS(calloc)
+PPH_ALIAS(realloc)
+PPH_ALIAS(reallocarray)
+PPH_ALIAS(free)
+PPH_ALIAS(posix_memalign)
+PPH_ALIAS(aligned_alloc)
+PPH_ALIAS(memalign)
+PPH_ALIAS(valloc)
+PPH_ALIAS(pvalloc)
+PPH_ALIAS(_Znwm)
+PPH_ALIAS(_Znam)
+PPH_ALIAS(_ZnwmRKSt9nothrow_t)
+PPH_ALIAS(_ZnamRKSt9nothrow_t)
+PPH_ALIAS(_ZnwmSt11align_val_t)
+PPH_ALIAS(_ZnamSt11align_val_t)
+PPH_ALIAS(_ZnwmSt11align_val_tRKSt9nothrow_t)
+PPH_ALIAS(_ZnamSt11align_val_tRKSt9nothrow_t)
+PPH_ALIAS(_ZdlPv)
+PPH_ALIAS(_ZdaPv)
+PPH_ALIAS(_ZdlPvm)
+PPH_ALIAS(_ZdaPvm)
+PPH_ALIAS(_ZdlPvRKSt9nothrow_t)
+PPH_ALIAS(_ZdaPvRKSt9nothrow_t)
+PPH_ALIAS(_ZdlPvSt11align_val_t)
+PPH_ALIAS(_ZdaPvSt11align_val_t)
+PPH_ALIAS(_ZdlPvmSt11align_val_t)
+PPH_ALIAS(_ZdaPvmSt11align_val_t)
+PPH_ALIAS(_ZdlPvSt11align_val_tRKSt9nothrow_t)
+PPH_ALIAS(_ZdaPvSt11align_val_tRKSt9nothrow_t)
+PPH_ALIAS(dlclose)
+
 void* const pph_hooks[PPH_S_COUNT] = {
-    (void*)malloc,
-    (void*)calloc,
-    (void*)realloc,
-    (void*)reallocarray,
-    (void*)free,
-    (void*)posix_memalign,
-    (void*)aligned_alloc,
-    (void*)memalign,
-    (void*)valloc,
-    (void*)pvalloc,
-    (void*)_Znwm,
-    (void*)_Znam,
-    (void*)_ZnwmRKSt9nothrow_t,
-    (void*)_ZnamRKSt9nothrow_t,
-    (void*)_ZnwmSt11align_val_t,
-    (void*)_ZnamSt11align_val_t,
-    (void*)_ZnwmSt11align_val_tRKSt9nothrow_t,
-    (void*)_ZnamSt11align_val_tRKSt9nothrow_t,
-    (void*)_ZdlPv,
-    (void*)_ZdaPv,
-    (void*)_ZdlPvm,
-    (void*)_ZdaPvm,
-    (void*)_ZdlPvRKSt9nothrow_t,
-    (void*)_ZdaPvRKSt9nothrow_t,
-    (void*)_ZdlPvSt11align_val_t,
-    (void*)_ZdaPvSt11align_val_t,
-    (void*)_ZdlPvmSt11align_val_t,
-    (void*)_ZdaPvmSt11align_val_t,
-    (void*)_ZdlPvSt11align_val_tRKSt9nothrow_t,
-    (void*)_ZdaPvSt11align_val_tRKSt9nothrow_t,
+    (void*)pph_h_malloc,
+    (void*)pph_h_calloc,
+    (void*)pph_h_realloc,
+    (void*)pph_h_reallocarray,
+    (void*)pph_h_free,
+    (void*)pph_h_posix_memalign,
+    (void*)pph_h_aligned_alloc,
+    (void*)pph_h_memalign,
+    (void*)pph_h_valloc,
+    (void*)pph_h_pvalloc,
+    (void*)pph_h__Znwm,
+    (void*)pph_h__Znam,
+    (void*)pph_h__ZnwmRKSt9nothrow_t,
+    (void*)pph_h__ZnamRKSt9nothrow_t,
+    (void*)pph_h__ZnwmSt11align_val_t,
+    (void*)pph_h__ZnamSt11align_val_t,
+    (void*)pph_h__ZnwmSt11align_val_tRKSt9nothrow_t,
+    (void*)pph_h__ZnamSt11align_val_tRKSt9nothrow_t,
+    (void*)pph_h__ZdlPv,
+    (void*)pph_h__ZdaPv,
+    (void*)pph_h__ZdlPvm,
+    (void*)pph_h__ZdaPvm,
+    (void*)pph_h__ZdlPvRKSt9nothrow_t,
+    (void*)pph_h__ZdaPvRKSt9nothrow_t,
+    (void*)pph_h__ZdlPvSt11align_val_t,
+    (void*)pph_h__ZdaPvSt11align_val_t,
+    (void*)pph_h__ZdlPvmSt11align_val_t,
+    (void*)pph_h__ZdaPvmSt11align_val_t,
+    (void*)pph_h__ZdlPvSt11align_val_tRKSt9nothrow_t,
+    (void*)pph_h__ZdaPvSt11align_val_tRKSt9nothrow_t,
     (void*)dlopen_hook,
-    (void*)dlclose,
+    (void*)pph_h_dlclose,
 };
