@@ -44,23 +44,19 @@ static size_t g_map_size;
  * (preload). Never freed, never reused, zeroed (calloc may use it as is). Each block has its
  * size in the 8 bytes before it. ---- */
 
-static _Alignas(4096) unsigned char g_boot[64 << 10];
+_Alignas(4096) unsigned char pph_boot[PPH_BOOT_SIZE];
 static size_t g_boot_used;
 
 void* pph_boot_alloc(size_t size, size_t align) {
     if (align < 16) align = 16;
-    if (align & (align - 1) || align > 4096 || size > sizeof g_boot) return 0;
+    if (align & (align - 1) || align > 4096 || size > PPH_BOOT_SIZE) return 0;
     size_t used = __atomic_load_n(&g_boot_used, __ATOMIC_RELAXED), at;
     do {
         at = (used + 8 + align - 1) & ~(align - 1);
-        if (at + size > sizeof g_boot) return 0;
+        if (at + size > PPH_BOOT_SIZE) return 0;
     } while (!__atomic_compare_exchange_n(&g_boot_used, &used, at + size, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
-    *(size_t*)(g_boot + at - 8) = size;
-    return g_boot + at;
-}
-
-int pph_is_boot(const void* p) {
-    return (const unsigned char*)p >= g_boot && (const unsigned char*)p < g_boot + sizeof g_boot;
+    *(size_t*)(pph_boot + at - 8) = size;
+    return pph_boot + at;
 }
 
 size_t pph_boot_size(const void* p) {

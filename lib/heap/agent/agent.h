@@ -78,14 +78,15 @@ extern int pph_on;
 /* 1 when the agent was loaded by the injector (slots patched), 0 for LD_PRELOAD. */
 extern int pph_injected;
 
-/* Recording (agent.c). Called with the guard held, while pph_on. */
-void pph_record_alloc(void* p, uint64_t size, int fn, struct pph_frame caller);
-void pph_record_free(void* p, int fn);
 /* The periodic liveness check (heartbeat, detach request); every ~4096 calls of a thread. */
 void pph_check_live(void);
 /* A bump allocator for the calls made while the real functions are resolved (preload). */
+#define PPH_BOOT_SIZE (64u << 10)
+extern unsigned char pph_boot[PPH_BOOT_SIZE];
 void* pph_boot_alloc(size_t size, size_t align);
-int pph_is_boot(const void* p);
+static inline int pph_is_boot(const void* p) {
+    return (uintptr_t)p - (uintptr_t)pph_boot < PPH_BOOT_SIZE;
+}
 size_t pph_boot_size(const void* p);
 
 /* got.c: patches the slots of the pph_syms in every loaded object not patched yet (never the

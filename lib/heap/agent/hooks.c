@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "heap/agent/agent.h"
+#include "heap/agent/record.h"
 
 const char* const pph_sym_names[PPH_S_COUNT] = {
     "malloc",
@@ -83,7 +84,7 @@ PPH_HOOK void* pph_h_malloc(size_t n) {
     }
     t->guard = 1;
     void* p = ((alloc1_fn)pph_real[PPH_S_MALLOC])(n);
-    if (p) pph_record_alloc(p, n, PPH_FN_MALLOC, PPH_CALLER_FRAME());
+    PPH_RECORD_ALLOC(t, p, n, PPH_FN_MALLOC);
     t->guard = 0;
     return p;
 }
@@ -99,7 +100,7 @@ PPH_HOOK void* pph_h_calloc(size_t n, size_t size) {
     }
     t->guard = 1;
     void* p = ((alloc2_fn)pph_real[PPH_S_CALLOC])(n, size);
-    if (p) pph_record_alloc(p, (uint64_t)n * size, PPH_FN_CALLOC, PPH_CALLER_FRAME());
+    PPH_RECORD_ALLOC(t, p, (uint64_t)n * size, PPH_FN_CALLOC);
     t->guard = 0;
     return p;
 }
@@ -126,9 +127,9 @@ PPH_HOOK void* pph_h_realloc(void* old, size_t n) {
         return old ? 0 : pph_boot_alloc(n, 16);
     }
     t->guard = 1;
-    if (old) pph_record_free(old, PPH_FN_REALLOC);
+    if (old) PPH_RECORD_FREE(t, old, PPH_FN_REALLOC);
     void* p = ((realloc_fn)pph_real[PPH_S_REALLOC])(old, n);
-    if (p) pph_record_alloc(p, n, PPH_FN_REALLOC, PPH_CALLER_FRAME());
+    PPH_RECORD_ALLOC(t, p, n, PPH_FN_REALLOC);
     t->guard = 0;
     return p;
 }
@@ -149,9 +150,9 @@ PPH_HOOK void* pph_h_reallocarray(void* old, size_t n, size_t size) {
     }
     t->guard = 1;
     /* An overflowing size fails before anything is freed. */
-    if (old && !__builtin_mul_overflow(n, size, &total)) pph_record_free(old, PPH_FN_REALLOCARRAY);
+    if (old && !__builtin_mul_overflow(n, size, &total)) PPH_RECORD_FREE(t, old, PPH_FN_REALLOCARRAY);
     void* p = ((reallocarray_fn)pph_real[PPH_S_REALLOCARRAY])(old, n, size);
-    if (p) pph_record_alloc(p, (uint64_t)n * size, PPH_FN_REALLOCARRAY, PPH_CALLER_FRAME());
+    PPH_RECORD_ALLOC(t, p, (uint64_t)n * size, PPH_FN_REALLOCARRAY);
     t->guard = 0;
     return p;
 }
@@ -165,7 +166,7 @@ PPH_HOOK void pph_h_free(void* p) {
         return;
     }
     t->guard = 1;
-    pph_record_free(p, PPH_FN_FREE);
+    PPH_RECORD_FREE(t, p, PPH_FN_FREE);
     ((free_fn)pph_real[PPH_S_FREE])(p);
     t->guard = 0;
 }
@@ -179,7 +180,7 @@ PPH_HOOK int pph_h_posix_memalign(void** out, size_t align, size_t n) {
     }
     t->guard = 1;
     int rc = ((posix_memalign_fn)pph_real[PPH_S_POSIX_MEMALIGN])(out, align, n);
-    if (rc == 0 && *out) pph_record_alloc(*out, n, PPH_FN_POSIX_MEMALIGN, PPH_CALLER_FRAME());
+    if (rc == 0) PPH_RECORD_ALLOC(t, *out, n, PPH_FN_POSIX_MEMALIGN);
     t->guard = 0;
     return rc;
 }
@@ -194,7 +195,7 @@ PPH_HOOK int pph_h_posix_memalign(void** out, size_t align, size_t n) {
         }                                                                          \
         t->guard = 1;                                                              \
         void* p = ((alloc2_fn)pph_real[sym])(align, n);                            \
-        if (p) pph_record_alloc(p, n, fn, PPH_CALLER_FRAME());                     \
+        PPH_RECORD_ALLOC(t, p, n, fn);                     \
         t->guard = 0;                                                              \
         return p;                                                                  \
     }
@@ -211,7 +212,7 @@ ALIGNED_HOOK(memalign, PPH_S_MEMALIGN, PPH_FN_MEMALIGN)
         }                                                                          \
         t->guard = 1;                                                              \
         void* p = ((alloc1_fn)pph_real[sym])(n);                                   \
-        if (p) pph_record_alloc(p, n, PPH_FN_VALLOC, PPH_CALLER_FRAME());          \
+        PPH_RECORD_ALLOC(t, p, n, PPH_FN_VALLOC);          \
         t->guard = 0;                                                              \
         return p;                                                                  \
     }
@@ -240,7 +241,7 @@ static void* new_nothrow(int nt, int thr, size_t n) {
         if (!entering(t)) return ((alloc1_fn)real(sym))(n);                        \
         t->guard = 1;                                                              \
         void* p = new_nothrow(sym_nt, sym, n);                                     \
-        if (p) pph_record_alloc(p, n, PPH_FN_NEW, PPH_CALLER_FRAME());             \
+        PPH_RECORD_ALLOC(t, p, n, PPH_FN_NEW);             \
         t->guard = 0;                                                              \
         if (PPH_UNLIKELY(!p)) p = ((alloc1_fn)real(sym))(n); /* throws */          \
         return p;                                                                  \
@@ -254,7 +255,7 @@ NEW_HOOK(_Znam, PPH_S_NEW_ARR, PPH_S_NEW_ARR_NT)
         if (!entering(t)) return ((new_nt_fn)real(sym))(n, nt);                    \
         t->guard = 1;                                                              \
         void* p = ((new_nt_fn)real(sym))(n, nt);                                   \
-        if (p) pph_record_alloc(p, n, PPH_FN_NEW, PPH_CALLER_FRAME());             \
+        PPH_RECORD_ALLOC(t, p, n, PPH_FN_NEW);             \
         t->guard = 0;                                                              \
         return p;                                                                  \
     }
@@ -268,7 +269,7 @@ NEW_NT_HOOK(_ZnamRKSt9nothrow_t, PPH_S_NEW_ARR_NT)
         t->guard = 1;                                                              \
         new_al_nt_fn f = (new_al_nt_fn)real(sym_nt);                               \
         void* p = f ? f(n, al, 0) : 0;                                             \
-        if (p) pph_record_alloc(p, n, PPH_FN_NEW, PPH_CALLER_FRAME());             \
+        PPH_RECORD_ALLOC(t, p, n, PPH_FN_NEW);             \
         t->guard = 0;                                                              \
         if (PPH_UNLIKELY(!p)) p = ((alloc2_fn)real(sym))(n, al); /* throws */      \
         return p;                                                                  \
@@ -282,7 +283,7 @@ NEW_AL_HOOK(_ZnamSt11align_val_t, PPH_S_NEW_ARR_AL, PPH_S_NEW_ARR_AL_NT)
         if (!entering(t)) return ((new_al_nt_fn)real(sym))(n, al, nt);             \
         t->guard = 1;                                                              \
         void* p = ((new_al_nt_fn)real(sym))(n, al, nt);                            \
-        if (p) pph_record_alloc(p, n, PPH_FN_NEW, PPH_CALLER_FRAME());             \
+        PPH_RECORD_ALLOC(t, p, n, PPH_FN_NEW);             \
         t->guard = 0;                                                              \
         return p;                                                                  \
     }
@@ -296,7 +297,7 @@ NEW_AL_NT_HOOK(_ZnamSt11align_val_tRKSt9nothrow_t, PPH_S_NEW_ARR_AL_NT)
         struct pph_tls* t = &pph_t;                                                \
         if (p && entering(t)) {                                                    \
             t->guard = 1;                                                          \
-            pph_record_free(p, PPH_FN_DELETE);                                     \
+            PPH_RECORD_FREE(t, p, PPH_FN_DELETE);                                     \
             ((free_fn)real(sym))(p);                                               \
             t->guard = 0;                                                          \
             return;                                                                \
@@ -308,7 +309,7 @@ NEW_AL_NT_HOOK(_ZnamSt11align_val_tRKSt9nothrow_t, PPH_S_NEW_ARR_AL_NT)
         struct pph_tls* t = &pph_t;                                                \
         if (p && entering(t)) {                                                    \
             t->guard = 1;                                                          \
-            pph_record_free(p, PPH_FN_DELETE);                                     \
+            PPH_RECORD_FREE(t, p, PPH_FN_DELETE);                                     \
             ((free2_fn)real(sym))(p, a);                                           \
             t->guard = 0;                                                          \
             return;                                                                \
@@ -320,7 +321,7 @@ NEW_AL_NT_HOOK(_ZnamSt11align_val_tRKSt9nothrow_t, PPH_S_NEW_ARR_AL_NT)
         struct pph_tls* t = &pph_t;                                                \
         if (p && entering(t)) {                                                    \
             t->guard = 1;                                                          \
-            pph_record_free(p, PPH_FN_DELETE);                                     \
+            PPH_RECORD_FREE(t, p, PPH_FN_DELETE);                                     \
             ((free3_fn)real(sym))(p, a, b);                                        \
             t->guard = 0;                                                          \
             return;                                                                \

@@ -20,19 +20,15 @@ struct pph_rec_state pph_rs;
  * never kept costs one load and a test. Rare (one kept allocation in `rate` bytes): a spin
  * lock is enough. ---- */
 
-#define SET_BITS 20 /* 1 Mi entries, 8 MiB reserved, touched as used */
+#define SET_BITS PPH_SET_BITS
 #define SET_SIZE (1u << SET_BITS)
 #define SET_MAX (SET_SIZE / 4 * 3)
-#define FILTER_BITS 18 /* 256 KiB of counters (saturating) */
+#define FILTER_BITS PPH_FILTER_BITS
+#define ptr_hash pph_ptr_hash
+#define filter_slot pph_filter_slot
 
-static inline uint64_t ptr_hash(uint64_t p) {
-    return (p >> 4) * 0x9e3779b97f4a7c15ull;
-}
 static inline uint32_t set_slot(uint64_t h) {
     return (uint32_t)(h >> (64 - SET_BITS));
-}
-static inline uint32_t filter_slot(uint64_t h) {
-    return (uint32_t)(h >> (64 - FILTER_BITS));
 }
 
 int pph_set_init(void) {
@@ -192,25 +188,40 @@ static void thread_start(struct pph_tls* t) {
     if (pph_rs.key_ok) pthread_setspecific(pph_rs.key, (void*)1);
 }
 
-static inline void tick(struct pph_tls* t) {
-    if (PPH_UNLIKELY(++t->tick >= 4096)) pph_check_live();
+/* The slow paths, after the hooks' inline fast paths (record.h) counted the call. */
+
+/* Sampled mode: the periodic work a fast path left (the liveness check, the flush of the
+ * counts); 0 when the agent went off there. */
+static int periodic(struct pph_tls* t) {
+    if (t->tick >= PPH_CHECK_EVERY) pph_check_live(); /* flushes the counts too */
+    if (t->n_alloc >= PPH_FLUSH_EVERY || t->n_free >= PPH_FLUSH_EVERY) pph_flush_counts(t);
+    return __atomic_load_n(&pph_on, __ATOMIC_RELAXED);
 }
 
-void pph_record_alloc(void* p, uint64_t size, int fn, struct pph_frame caller) {
+void pph_record_alloc(void* p, uint64_t size, int fn, uint64_t pc, uint64_t sp, uint64_t bp) {
     struct pph_tls* t = &pph_t;
     struct pph_header* hd = pph_rs.h;
-    tick(t);
     if (pph_rs.mode == PPH_SAMPLED) {
-        if (PPH_UNLIKELY(!t->started)) thread_start(t);
-        if (PPH_UNLIKELY(++t->n_alloc >= 1024)) pph_flush_counts(t);
-        if (PPH_LIKELY(!pph_sampled(&t->sampler, pph_rs.gaps, size))) return;
+        if (!periodic(t)) return;
+        if (PPH_UNLIKELY(!t->started)) {
+            /* The first call of the thread: its countdown starts now, this allocation included. */
+            thread_start(t);
+            pph_sampler_take(&t->sampler, size);
+        }
+        if (PPH_LIKELY(t->sampler.left > 0)) return;
+        pph_sampler_rearm(&t->sampler, pph_rs.gaps);
         if (set_add((uint64_t)(uintptr_t)p) < 0) {
             __atomic_fetch_add(&hd->dropped_records, 1, __ATOMIC_RELAXED);
             return;
         }
     } else {
+        if (PPH_UNLIKELY(++t->tick >= PPH_CHECK_EVERY)) {
+            pph_check_live();
+            if (!__atomic_load_n(&pph_on, __ATOMIC_RELAXED)) return;
+        }
         __atomic_fetch_add(&hd->calls_alloc, 1, __ATOMIC_RELAXED);
     }
+    const struct pph_frame caller = {pc, sp, bp};
     pph_ring_push(hd, pph_rs.ring, (uint64_t)(uintptr_t)p, size, stack_id(hd, caller), PPH_REC_ALLOC,
                   (uint16_t)fn);
 }
@@ -218,13 +229,15 @@ void pph_record_alloc(void* p, uint64_t size, int fn, struct pph_frame caller) {
 void pph_record_free(void* p, int fn) {
     struct pph_tls* t = &pph_t;
     struct pph_header* hd = pph_rs.h;
-    tick(t);
     if (pph_rs.mode == PPH_SAMPLED) {
-        if (PPH_UNLIKELY(++t->n_free >= 1024)) pph_flush_counts(t);
-        const uint64_t h = ptr_hash((uint64_t)(uintptr_t)p);
-        if (PPH_LIKELY(__atomic_load_n(&pph_rs.filter[filter_slot(h)], __ATOMIC_RELAXED) == 0)) return;
+        /* Counted already; the block may still be kept even when the agent just went off: its
+         * FREE then pairs the ALLOC perf-prof holds. */
+        periodic(t);
+        if (__atomic_load_n(&pph_rs.filter[filter_slot(ptr_hash((uint64_t)(uintptr_t)p))], __ATOMIC_RELAXED) == 0)
+            return;
         if (!set_remove((uint64_t)(uintptr_t)p)) return;
     } else {
+        if (PPH_UNLIKELY(++t->tick >= PPH_CHECK_EVERY)) pph_check_live();
         __atomic_fetch_add(&hd->calls_free, 1, __ATOMIC_RELAXED);
     }
     pph_ring_push(hd, pph_rs.ring, (uint64_t)(uintptr_t)p, 0, 0, PPH_REC_FREE, (uint16_t)fn);

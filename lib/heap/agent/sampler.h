@@ -46,11 +46,22 @@ static inline void pph_sampler_seed(struct pph_sampler* s, const uint64_t* gaps,
     s->left = pph_sample_gap(s, gaps);
 }
 
-/* Whether to keep an allocation of `size` bytes. The fast path: one subtraction and a test. */
-static inline int pph_sampled(struct pph_sampler* s, const uint64_t* gaps, uint64_t size) {
+/* Counts an allocation of `size` bytes down: 1 when it reaches the sampling point (keep it,
+ * then rearm). The agent's fast path: one subtraction and a test. */
+static inline int pph_sampler_take(struct pph_sampler* s, uint64_t size) {
     s->left -= (int64_t)size;
-    if (__builtin_expect(s->left > 0, 1)) return 0;
+    return s->left <= 0;
+}
+
+/* The next gap starts after the allocation kept (as bpf/heap.bpf.c does). */
+static inline void pph_sampler_rearm(struct pph_sampler* s, const uint64_t* gaps) {
     s->left = pph_sample_gap(s, gaps);
+}
+
+/* Whether to keep an allocation of `size` bytes (take, and rearm when kept). */
+static inline int pph_sampled(struct pph_sampler* s, const uint64_t* gaps, uint64_t size) {
+    if (__builtin_expect(!pph_sampler_take(s, size), 1)) return 0;
+    pph_sampler_rearm(s, gaps);
     return 1;
 }
 
