@@ -147,6 +147,7 @@ $(BUILD)/workloads/lib%.so: tests/workloads/lib%.c
 	@$(CC) $(WL_CFLAGS) -Wall -Wextra -fPIC -shared -o $@ $<
 $(BUILD)/workloads/chain_nofp: $(BUILD)/workloads/libcfi_plt.so
 $(BUILD)/workloads/chain_nofp: WL_LDLIBS := -L$(BUILD)/workloads -lcfi_plt -Wl,-rpath,'$$ORIGIN'
+$(BUILD)/workloads/heap_inject: WL_LDLIBS := -Wl,-rpath,'$$ORIGIN'
 
 # ---- the heap agent (lib/heap/agent/*.c): a shared object of its own beside perf-prof, loaded into
 # the profiled process (LD_PRELOAD, or dlopen'd there by the injector), never linked into

@@ -62,6 +62,9 @@ extern void* const pph_hooks[PPH_S_COUNT];
 extern void* pph_real[PPH_S_COUNT];
 /* Resolves pph_real[s] (preload: the next definition after ours; inject: the process's own). */
 void* pph_resolve(int s);
+/* What an operator new/delete hook calls when the process has no such function to forward to
+ * (hooks.c); 0 for the C functions. */
+void* pph_cxx_fallback(int s);
 
 /* Per-thread state: initial-exec TLS, a few words. */
 struct pph_tls {
@@ -96,5 +99,8 @@ int pph_got_patch_new(const char** why);
 void pph_got_restore(void);
 /* Forgets the slots of objects that were unloaded (after dlclose). */
 void pph_got_forget_unloaded(void);
+/* The file dlopen would open for `file` called from `caller` (its RUNPATH/RPATH, $ORIGIN):
+ * `file` itself when nothing applies, else a path written into buf. */
+const char* pph_caller_path(const char* file, const void* caller, char* buf, size_t size);
 
 #endif
