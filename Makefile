@@ -175,7 +175,7 @@ $(BUILD)/unit_tests: $(UNIT_OBJS) $(LIB_OBJS) $(AGENT_UNIT_OBJS)
 
 # heap_agent_test runs workloads under the agent.
 $(BUILD)/unit_tests: | $(AGENT) $(BUILD)/workloads/leaks $(BUILD)/workloads/heap_fork $(BUILD)/workloads/heap_cxx \
-                      $(BUILD)/workloads/heap_inject $(BUILD)/workloads/libheap_dl.so
+                      $(BUILD)/workloads/heap_inject $(BUILD)/workloads/libheap_dl.so $(BUILD)/workloads/heap_threads
 
 # sdt_notes_test reads the USDT notes of the usdt_app workload beside the test binary.
 $(BUILD)/unit_tests: | $(BUILD)/workloads/usdt_app
