@@ -406,6 +406,9 @@ TEST(HeapAgentRun, FullModeRecordsEveryCallOfLeaks) {
     const pph_header* h = ch.header();
     EXPECT_EQ(h->state, uint32_t(PPH_STATE_RECORDING)) << ch.error();
     EXPECT_EQ(h->agent_pid, h->target_pid);
+    // The agent's own memory, never roots of the leak scan: the channel, then its segments.
+    EXPECT_EQ(h->agent_ranges[0].end - h->agent_ranges[0].start, h->map_size);
+    EXPECT_LT(h->agent_ranges[3].start, h->agent_ranges[3].end);
     EXPECT_EQ(h->dropped_records, 0u);
     EXPECT_EQ(h->dropped_stacks, 0u);
     Outstanding o(r.recs);
@@ -524,6 +527,9 @@ TEST(HeapAgentRun, InjectModePatchesAndRestoresTheSlots) {
     ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.status << " " << ch.error();
     EXPECT_EQ(r.out, "heap_inject done\n");
     EXPECT_EQ(ch.state(), uint32_t(PPH_STATE_OFF));
+    int ranges = 0;  // the channel, the agent's segments, the saved-slot table
+    for (const pph_range& g : ch.header()->agent_ranges) ranges += g.start < g.end;
+    EXPECT_GE(ranges, 3);
     Outstanding o(r.recs);
     auto sizes = o.sizes();
     EXPECT_EQ(sizes[56], uint64_t(n));  // the program's own calls

@@ -229,6 +229,12 @@ static int attach(const char* path) {
         set_error(h, "perf-prof-heap.so: %s", why);
         return -1;
     }
+    if (pph_injected) {
+        /* The first range after the agent's segments. */
+        int k = 3;
+        while (k < PPH_RANGES && h->agent_ranges[k].start) k++;
+        if (k < PPH_RANGES) pph_got_tables(&h->agent_ranges[k].start, &h->agent_ranges[k].end);
+    }
     __atomic_store_n(&h->state, PPH_STATE_RECORDING, __ATOMIC_RELEASE);
     return 0;
 }

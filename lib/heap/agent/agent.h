@@ -95,6 +95,8 @@ size_t pph_boot_size(const void* p);
 /* got.c: patches the slots of the pph_syms in every loaded object not patched yet (never the
  * agent's own). Returns the slots patched, or -1 with a reason in *why. */
 int pph_got_patch_new(const char** why);
+/* The saved-slot tables' memory (0, 0 before the first patch). */
+void pph_got_tables(uint64_t* start, uint64_t* end);
 /* Restores every patched slot to its original value. */
 void pph_got_restore(void);
 /* Forgets the slots of objects that were unloaded (after dlclose). */

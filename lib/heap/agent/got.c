@@ -43,6 +43,11 @@ static void unlock(void) {
     __atomic_store_n(&g_lock, 0, __ATOMIC_RELEASE);
 }
 
+void pph_got_tables(uint64_t* start, uint64_t* end) {
+    *start = (uint64_t)(uintptr_t)g_slots;
+    *end = g_slots ? *start + MAX_SLOTS * sizeof *g_slots + MAX_OBJECTS * sizeof *g_objects : 0;
+}
+
 static int tables(void) {
     if (g_slots) return 0;
     void* s = mmap(0, MAX_SLOTS * sizeof *g_slots + MAX_OBJECTS * sizeof *g_objects, PROT_READ | PROT_WRITE,
