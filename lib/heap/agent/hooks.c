@@ -77,33 +77,56 @@ static inline int entering(struct pph_tls* t) {
 
 /* ---- the malloc family ---- */
 
-PPH_HOOK void* pph_h_malloc(size_t n) {
+/* The hottest hooks keep their fast path free of callee-saved registers: what is rare (passing
+ * through, a kept block) is out of line. */
+#define PPH_CALLER_ARGS \
+    (uint64_t) __builtin_return_address(0), (uint64_t)__builtin_frame_address(0) + 16, *(uint64_t*)__builtin_frame_address(0)
+
+__attribute__((noinline, cold)) static void* malloc_pass(size_t n) {
+    alloc1_fn f = (alloc1_fn)real(PPH_S_MALLOC);
+    return f ? f(n) : pph_boot_alloc(n, 16);
+}
+
+__attribute__((noinline)) static void* malloc_kept(size_t n, uint64_t pc, uint64_t sp, uint64_t bp) {
     struct pph_tls* t = &pph_t;
-    if (!entering(t)) {
-        alloc1_fn f = (alloc1_fn)real(PPH_S_MALLOC);
-        return f ? f(n) : pph_boot_alloc(n, 16);
-    }
     t->guard = 1;
     void* p = ((alloc1_fn)pph_real[PPH_S_MALLOC])(n);
-    PPH_RECORD_ALLOC(t, p, n, PPH_FN_MALLOC);
+    if (p) pph_record_alloc(p, n, PPH_FN_MALLOC, pc, sp, bp);
+    t->guard = 0;
+    return p;
+}
+
+PPH_HOOK void* pph_h_malloc(size_t n) {
+    struct pph_tls* t = &pph_t;
+    if (PPH_UNLIKELY(!entering(t))) return malloc_pass(n);
+    if (PPH_LIKELY(pph_alloc_done(t, n))) return ((alloc1_fn)pph_real[PPH_S_MALLOC])(n);
+    return malloc_kept(n, PPH_CALLER_ARGS);
+}
+
+__attribute__((noinline, cold)) static void* calloc_pass(size_t n, size_t size) {
+    alloc2_fn f = (alloc2_fn)real(PPH_S_CALLOC);
+    size_t total;
+    if (f) return f(n, size);
+    if (__builtin_mul_overflow(n, size, &total)) return 0;
+    return pph_boot_alloc(total, 16); /* the arena is zeroed and never reused */
+}
+
+__attribute__((noinline)) static void* calloc_kept(size_t n, size_t size, uint64_t pc, uint64_t sp, uint64_t bp) {
+    struct pph_tls* t = &pph_t;
+    t->guard = 1;
+    void* p = ((alloc2_fn)pph_real[PPH_S_CALLOC])(n, size);
+    if (p) pph_record_alloc(p, (uint64_t)n * size, PPH_FN_CALLOC, pc, sp, bp);
     t->guard = 0;
     return p;
 }
 
 PPH_HOOK void* pph_h_calloc(size_t n, size_t size) {
     struct pph_tls* t = &pph_t;
-    if (!entering(t)) {
-        alloc2_fn f = (alloc2_fn)real(PPH_S_CALLOC);
-        size_t total;
-        if (f) return f(n, size);
-        if (__builtin_mul_overflow(n, size, &total)) return 0;
-        return pph_boot_alloc(total, 16); /* the arena is zeroed and never reused */
-    }
-    t->guard = 1;
-    void* p = ((alloc2_fn)pph_real[PPH_S_CALLOC])(n, size);
-    PPH_RECORD_ALLOC(t, p, (uint64_t)n * size, PPH_FN_CALLOC);
-    t->guard = 0;
-    return p;
+    if (PPH_UNLIKELY(!entering(t))) return calloc_pass(n, size);
+    size_t total;
+    if (__builtin_mul_overflow(n, size, &total)) total = SIZE_MAX;
+    if (PPH_LIKELY(pph_alloc_done(t, total))) return ((alloc2_fn)pph_real[PPH_S_CALLOC])(n, size);
+    return calloc_kept(n, size, PPH_CALLER_ARGS);
 }
 
 /* realloc of a bootstrap block: a new block of the real allocator, the old bytes copied. */
@@ -116,23 +139,37 @@ static void* boot_realloc(void* old, size_t n) {
     return p;
 }
 
+__attribute__((noinline, cold)) static void* realloc_pass(void* old, size_t n) {
+    realloc_fn f = (realloc_fn)real(PPH_S_REALLOC);
+    if (f) return f(old, n);
+    return old ? 0 : pph_boot_alloc(n, 16);
+}
+
+/* free_old: the old block's FREE is recorded here, and the new block counted; else the fast path
+ * counted the new block already and the old one needs nothing. */
+__attribute__((noinline)) static void* realloc_slow(void* old, size_t n, int free_old, uint64_t pc, uint64_t sp,
+                                                     uint64_t bp) {
+    struct pph_tls* t = &pph_t;
+    t->guard = 1;
+    if (free_old) pph_record_free(old, PPH_FN_REALLOC);
+    void* p = ((realloc_fn)pph_real[PPH_S_REALLOC])(old, n);
+    if (p && (!free_old || !pph_alloc_done(t, n))) pph_record_alloc(p, n, PPH_FN_REALLOC, pc, sp, bp);
+    t->guard = 0;
+    return p;
+}
+
 /* A failed realloc (NULL for n > 0) leaves the old block in place, but its FREE was already
  * recorded (it must be, before the real call: the block may be handed out again at once): the
  * old block stays untracked from then on. */
 PPH_HOOK void* pph_h_realloc(void* old, size_t n) {
     struct pph_tls* t = &pph_t;
     if (PPH_UNLIKELY(old && pph_is_boot(old))) return boot_realloc(old, n);
-    if (!entering(t)) {
-        realloc_fn f = (realloc_fn)real(PPH_S_REALLOC);
-        if (f) return f(old, n);
-        return old ? 0 : pph_boot_alloc(n, 16);
+    if (PPH_UNLIKELY(!entering(t))) return realloc_pass(old, n);
+    if (!old || pph_free_done(t, old)) {
+        if (PPH_LIKELY(pph_alloc_done(t, n))) return ((realloc_fn)pph_real[PPH_S_REALLOC])(old, n);
+        return realloc_slow(old, n, 0, PPH_CALLER_ARGS);
     }
-    t->guard = 1;
-    if (old) PPH_RECORD_FREE(t, old, PPH_FN_REALLOC);
-    void* p = ((realloc_fn)pph_real[PPH_S_REALLOC])(old, n);
-    PPH_RECORD_ALLOC(t, p, n, PPH_FN_REALLOC);
-    t->guard = 0;
-    return p;
+    return realloc_slow(old, n, 1, PPH_CALLER_ARGS);
 }
 
 PPH_HOOK void* pph_h_reallocarray(void* old, size_t n, size_t size) {
@@ -158,18 +195,31 @@ PPH_HOOK void* pph_h_reallocarray(void* old, size_t n, size_t size) {
     return p;
 }
 
+__attribute__((noinline, cold)) static void free_pass(void* p) {
+    free_fn f = (free_fn)real(PPH_S_FREE);
+    if (f) f(p);
+}
+
+__attribute__((noinline)) static void free_kept(void* p) {
+    struct pph_tls* t = &pph_t;
+    t->guard = 1;
+    pph_record_free(p, PPH_FN_FREE);
+    ((free_fn)pph_real[PPH_S_FREE])(p);
+    t->guard = 0;
+}
+
 PPH_HOOK void pph_h_free(void* p) {
     struct pph_tls* t = &pph_t;
     if (PPH_UNLIKELY(!p) || PPH_UNLIKELY(pph_is_boot(p))) return;
-    if (!entering(t)) {
-        free_fn f = (free_fn)real(PPH_S_FREE);
-        if (f) f(p);
+    if (PPH_UNLIKELY(!entering(t))) {
+        free_pass(p);
         return;
     }
-    t->guard = 1;
-    PPH_RECORD_FREE(t, p, PPH_FN_FREE);
-    ((free_fn)pph_real[PPH_S_FREE])(p);
-    t->guard = 0;
+    if (PPH_LIKELY(pph_free_done(t, p))) {
+        ((free_fn)pph_real[PPH_S_FREE])(p);
+        return;
+    }
+    free_kept(p);
 }
 
 PPH_HOOK int pph_h_posix_memalign(void** out, size_t align, size_t n) {
@@ -236,16 +286,23 @@ static void* new_nothrow(int nt, int thr, size_t n) {
     return g ? g(n) : 0;
 }
 
-#define NEW_HOOK(name, sym, sym_nt)                                                \
-    PPH_HOOK void* pph_h_##name(size_t n) {                                                \
-        struct pph_tls* t = &pph_t;                                                \
-        if (!entering(t)) return ((alloc1_fn)real(sym))(n);                        \
-        t->guard = 1;                                                              \
-        void* p = new_nothrow(sym_nt, sym, n);                                     \
-        PPH_RECORD_ALLOC(t, p, n, PPH_FN_NEW);             \
-        t->guard = 0;                                                              \
-        if (PPH_UNLIKELY(!p)) p = ((alloc1_fn)real(sym))(n); /* throws */          \
-        return p;                                                                  \
+/* A kept operator new: 0 when the nothrow form failed (the caller then throws). */
+__attribute__((noinline)) static void* new_kept(int sym_nt, int sym, size_t n, uint64_t pc, uint64_t sp, uint64_t bp) {
+    struct pph_tls* t = &pph_t;
+    t->guard = 1;
+    void* p = new_nothrow(sym_nt, sym, n);
+    if (p) pph_record_alloc(p, n, PPH_FN_NEW, pc, sp, bp);
+    t->guard = 0;
+    return p;
+}
+
+#define NEW_HOOK(name, sym, sym_nt)                                                  \
+    PPH_HOOK void* pph_h_##name(size_t n) {                                          \
+        struct pph_tls* t = &pph_t;                                                  \
+        if (!entering(t) || PPH_LIKELY(pph_alloc_done(t, n))) return ((alloc1_fn)real(sym))(n); \
+        void* p = new_kept(sym_nt, sym, n, PPH_CALLER_ARGS);                         \
+        if (PPH_UNLIKELY(!p)) p = ((alloc1_fn)real(sym))(n); /* throws */            \
+        return p;                                                                    \
     }
 NEW_HOOK(_Znwm, PPH_S_NEW, PPH_S_NEW_NT)
 NEW_HOOK(_Znam, PPH_S_NEW_ARR, PPH_S_NEW_ARR_NT)
@@ -293,41 +350,33 @@ NEW_AL_NT_HOOK(_ZnamSt11align_val_tRKSt9nothrow_t, PPH_S_NEW_ARR_AL_NT)
 
 /* The delete forms: (p), (p, size) or (p, align), (p, size, align); the nothrow ones take a
  * last argument the runtime ignores, passed on as is. */
-#define DEL1_HOOK(name, sym)                                                       \
-    PPH_HOOK void pph_h_##name(void* p) {                                                  \
-        struct pph_tls* t = &pph_t;                                                \
-        if (p && entering(t)) {                                                    \
-            t->guard = 1;                                                          \
-            PPH_RECORD_FREE(t, p, PPH_FN_DELETE);                                     \
-            ((free_fn)real(sym))(p);                                               \
-            t->guard = 0;                                                          \
-            return;                                                                \
-        }                                                                          \
-        ((free_fn)real(sym))(p);                                                   \
+/* A delete to record: the FREE, then the runtime's delete, guard held (it calls free). Every form
+ * is called with three arguments: on x86-64 the ones a form does not take are ignored. */
+__attribute__((noinline)) static void delete_kept(int sym, void* p, size_t a, size_t b) {
+    struct pph_tls* t = &pph_t;
+    t->guard = 1;
+    pph_record_free(p, PPH_FN_DELETE);
+    ((free3_fn)real(sym))(p, a, b);
+    t->guard = 0;
+}
+
+#define DEL1_HOOK(name, sym)                                                         \
+    PPH_HOOK void pph_h_##name(void* p) {                                            \
+        struct pph_tls* t = &pph_t;                                                  \
+        if (p && entering(t) && !pph_free_done(t, p)) { delete_kept(sym, p, 0, 0); return; } \
+        ((free_fn)real(sym))(p);                                                     \
     }
-#define DEL2_HOOK(name, sym)                                                       \
-    PPH_HOOK void pph_h_##name(void* p, size_t a) {                                        \
-        struct pph_tls* t = &pph_t;                                                \
-        if (p && entering(t)) {                                                    \
-            t->guard = 1;                                                          \
-            PPH_RECORD_FREE(t, p, PPH_FN_DELETE);                                     \
-            ((free2_fn)real(sym))(p, a);                                           \
-            t->guard = 0;                                                          \
-            return;                                                                \
-        }                                                                          \
-        ((free2_fn)real(sym))(p, a);                                               \
+#define DEL2_HOOK(name, sym)                                                         \
+    PPH_HOOK void pph_h_##name(void* p, size_t a) {                                  \
+        struct pph_tls* t = &pph_t;                                                  \
+        if (p && entering(t) && !pph_free_done(t, p)) { delete_kept(sym, p, a, 0); return; } \
+        ((free2_fn)real(sym))(p, a);                                                 \
     }
-#define DEL3_HOOK(name, sym)                                                       \
-    PPH_HOOK void pph_h_##name(void* p, size_t a, size_t b) {                              \
-        struct pph_tls* t = &pph_t;                                                \
-        if (p && entering(t)) {                                                    \
-            t->guard = 1;                                                          \
-            PPH_RECORD_FREE(t, p, PPH_FN_DELETE);                                     \
-            ((free3_fn)real(sym))(p, a, b);                                        \
-            t->guard = 0;                                                          \
-            return;                                                                \
-        }                                                                          \
-        ((free3_fn)real(sym))(p, a, b);                                            \
+#define DEL3_HOOK(name, sym)                                                         \
+    PPH_HOOK void pph_h_##name(void* p, size_t a, size_t b) {                        \
+        struct pph_tls* t = &pph_t;                                                  \
+        if (p && entering(t) && !pph_free_done(t, p)) { delete_kept(sym, p, a, b); return; } \
+        ((free3_fn)real(sym))(p, a, b);                                              \
     }
 DEL1_HOOK(_ZdlPv, PPH_S_DEL)
 DEL1_HOOK(_ZdaPv, PPH_S_DEL_ARR)

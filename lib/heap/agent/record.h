@@ -74,6 +74,13 @@ void pph_record_free(void* p, int fn);
             pph_record_alloc((p), (n), (fn), (uint64_t)__builtin_return_address(0),                     \
                              (uint64_t)__builtin_frame_address(0) + 16, *(uint64_t*)__builtin_frame_address(0)); \
     } while (0)
+/* The same after the fast path was taken before the call (malloc, calloc, operator new). */
+#define PPH_RECORD_KEPT(p, n, fn)                                                                       \
+    do {                                                                                                \
+        if (p)                                                                                          \
+            pph_record_alloc((p), (n), (fn), (uint64_t)__builtin_return_address(0),                     \
+                             (uint64_t)__builtin_frame_address(0) + 16, *(uint64_t*)__builtin_frame_address(0)); \
+    } while (0)
 #define PPH_RECORD_FREE(t, p, fn)                                                                       \
     do {                                                                                                \
         if (!pph_free_done((t), (p))) pph_record_free((p), (fn));                                       \
