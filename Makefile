@@ -174,8 +174,8 @@ $(BUILD)/unit_tests: $(UNIT_OBJS) $(LIB_OBJS) $(AGENT_UNIT_OBJS)
 	@$(CXX) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lgtest -lgtest_main
 
 # heap_agent_test runs workloads under the agent.
-$(BUILD)/unit_tests: | $(AGENT) $(BUILD)/workloads/leaks $(BUILD)/workloads/heap_fork $(BUILD)/workloads/heap_cxx \
-                      $(BUILD)/workloads/heap_inject $(BUILD)/workloads/libheap_dl.so $(BUILD)/workloads/heap_threads
+HEAP_AGENT_TEST_DEPS := $(AGENT) $(addprefix $(BUILD)/workloads/,leaks heap_fork heap_cxx heap_inject libheap_dl.so heap_threads)
+$(BUILD)/unit_tests: | $(HEAP_AGENT_TEST_DEPS)
 
 # sdt_notes_test reads the USDT notes of the usdt_app workload beside the test binary.
 $(BUILD)/unit_tests: | $(BUILD)/workloads/usdt_app
@@ -285,6 +285,7 @@ fuzz-build: $(FUZZ_BINS)
 # one, as gcc links it, not clang's default static copy.
 ASAN_RT_DIR := $(dir $(shell clang -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null))
 $(FUZZ_UNIT): $(UNIT_SRCS:%.cpp=$(FUZZ)/obj/%.o) $(AGENT_UNIT_SRCS:%.c=$(FUZZ)/obj/%.o) $(FUZZ_LIB) | $(BUILD)/workloads/usdt_app $(BUILD)/workloads/libcfi_callback.so
+$(FUZZ_UNIT): | $(HEAP_AGENT_TEST_DEPS)
 	@echo "  LINK     $@"
 	@ln -sfn ../workloads $(FUZZ)/workloads
 	@clang++ $(FUZZ_SAN) -shared-libasan -Wl,-rpath,$(ASAN_RT_DIR) -o $@ $(filter %.o,$^) $(FUZZ_LIB) \
