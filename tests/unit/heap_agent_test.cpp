@@ -608,4 +608,13 @@ TEST(HeapAgentRun, ExitScanGivesUpWhenPerfProfIsGone) {
     EXPECT_LT(s, PPH_HEARTBEAT_TIMEOUT_NS / 1e9 + 2.0);
 }
 
+TEST(HeapAgentRun, NonPieExecutableTakingMallocsAddress) {
+    ASSERT_FALSE(agent_path().empty());
+    AgentChannel ch({});
+    AgentRun r = run_under_agent(ch, {workload("heap_nopie"), "5"});
+    ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << ch.error();
+    EXPECT_EQ(ch.state(), uint32_t(PPH_STATE_RECORDING));
+    EXPECT_EQ(Outstanding(r.recs).sizes()[33], 10u);
+}
+
 }  // namespace

@@ -288,14 +288,21 @@ PPH_EXPORT int perfprof_heap_detach(void) {
     return 0;
 }
 
-/* LD_PRELOAD: attach when perf-prof named a channel and our definitions are the process's
- * (not when the injector dlopen'd us, RTLD_LOCAL, into a process that has PPH_ENV set). */
+/* LD_PRELOAD: attach when perf-prof named a channel and the agent is among the preloaded objects
+ * (not when the injector dlopen'd it, RTLD_LOCAL, into a process that has PPH_ENV set: its
+ * attach call does). Not decided by what dlsym finds for malloc: in a non-PIE executable that
+ * takes malloc's address, that is the executable's PLT entry. */
 __attribute__((constructor)) static void preload_init(void) {
     const char* path = getenv(PPH_ENV);
-    if (!path || !*path) return;
+    const char* preload = getenv("LD_PRELOAD");
+    if (!path || !*path || !preload) return;
+    Dl_info self;
+    if (!dladdr((void*)preload_init, &self) || !self.dli_fname) return;
+    const char* base = strrchr(self.dli_fname, '/');
+    if (!strstr(preload, base ? base + 1 : self.dli_fname)) return;
     struct pph_tls* t = &pph_t;
     t->guard = 1;
-    if (dlsym(RTLD_DEFAULT, "malloc") == pph_hooks[PPH_S_MALLOC]) attach(path);
+    attach(path);
     t->guard = 0;
 }
 
