@@ -147,8 +147,15 @@ $(BUILD)/workloads/lib%.so: tests/workloads/lib%.c
 	@$(CC) $(WL_CFLAGS) -Wall -Wextra -fPIC -shared -o $@ $<
 $(BUILD)/workloads/chain_nofp: $(BUILD)/workloads/libcfi_plt.so
 $(BUILD)/workloads/chain_nofp: WL_LDLIBS := -L$(BUILD)/workloads -lcfi_plt -Wl,-rpath,'$$ORIGIN'
-$(BUILD)/workloads/heap_inject: WL_LDLIBS := -Wl,-rpath,'$$ORIGIN'
+$(BUILD)/workloads/heap_inject: WL_LDLIBS := -no-pie -Wl,-rpath,'$$ORIGIN'
+# Position-dependent, taking malloc's address: its PLT entry is malloc's canonical address.
+# heap_inject_pie is the same program as a PIE.
+$(BUILD)/workloads/heap_inject $(BUILD)/workloads/heap_nopie: WL_CFLAGS += -fno-pie
 $(BUILD)/workloads/heap_nopie: WL_LDLIBS := -no-pie
+$(BUILD)/workloads/heap_inject_pie: tests/workloads/heap_inject.c
+	@mkdir -p $(dir $@)
+	@echo "  WORKLOAD $@"
+	@$(CC) $(WL_CFLAGS) -Wall -Wextra -o $@ $< -Wl,-rpath,'$$ORIGIN'
 
 # ---- the heap agent (lib/heap/agent/*.c): a shared object of its own beside perf-prof, loaded into
 # the profiled process (LD_PRELOAD, or dlopen'd there by the injector), never linked into
@@ -175,8 +182,8 @@ $(BUILD)/unit_tests: $(UNIT_OBJS) $(LIB_OBJS) $(AGENT_UNIT_OBJS)
 	@$(CXX) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lgtest -lgtest_main
 
 # heap_agent_test runs workloads under the agent.
-HEAP_AGENT_TEST_DEPS := $(AGENT) $(addprefix $(BUILD)/workloads/,leaks heap_fork heap_cxx heap_inject libheap_dl.so heap_threads \
-                          heap_nopie)
+HEAP_AGENT_TEST_DEPS := $(AGENT) $(addprefix $(BUILD)/workloads/,leaks heap_fork heap_cxx heap_inject heap_inject_pie \
+                          libheap_dl.so heap_threads heap_nopie)
 $(BUILD)/unit_tests: | $(HEAP_AGENT_TEST_DEPS)
 
 # sdt_notes_test reads the USDT notes of the usdt_app workload beside the test binary.

@@ -519,11 +519,14 @@ TEST(HeapAgentRun, BadChannelFailsWithAReason) {
     EXPECT_TRUE(r.recs.empty());
 }
 
-TEST(HeapAgentRun, InjectModePatchesAndRestoresTheSlots) {
+class HeapAgentInject : public testing::TestWithParam<const char*> {};
+
+// heap_inject (position-dependent, its PLT entry malloc's canonical address) and heap_inject_pie.
+TEST_P(HeapAgentInject, PatchesAndRestoresTheSlots) {
     ASSERT_FALSE(agent_path().empty());
     AgentChannel ch({});
     const int n = 4;
-    AgentRun r = run_under_agent(ch, {workload("heap_inject"), agent_path(), ch.path(), std::to_string(n)}, true, false);
+    AgentRun r = run_under_agent(ch, {workload(GetParam()), agent_path(), ch.path(), std::to_string(n)}, true, false);
     ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.status << " " << ch.error();
     EXPECT_EQ(r.out, "heap_inject done\n");
     EXPECT_EQ(ch.state(), uint32_t(PPH_STATE_OFF));
@@ -532,16 +535,19 @@ TEST(HeapAgentRun, InjectModePatchesAndRestoresTheSlots) {
     EXPECT_GE(ranges, 3);
     Outstanding o(r.recs);
     auto sizes = o.sizes();
-    EXPECT_EQ(sizes[56], uint64_t(n));  // the program's own calls
-    EXPECT_EQ(sizes[88], uint64_t(n));  // from the library dlopen'd after the attach
-    EXPECT_EQ(sizes[21], 1u);           // strdup: libc calls malloc through its own GOT
-    EXPECT_EQ(sizes[7], 1u);
-    EXPECT_EQ(sizes.count(32), 0u);   // before the attach
-    EXPECT_EQ(sizes.count(120), 0u);  // after the detach
-    EXPECT_EQ(sizes.count(16), 0u);
+    // Sizes of their own: the loader's allocations are recorded too (a position-dependent program
+    // that takes malloc's address hands the loader its PLT entry, through the patched slot).
+    EXPECT_EQ(sizes[3056], uint64_t(n));  // the program's own calls
+    EXPECT_EQ(sizes[3088], uint64_t(n));  // from the library dlopen'd after the attach
+    EXPECT_EQ(sizes[3002], 1u);           // strdup: libc calls malloc through its own GOT
+    EXPECT_EQ(sizes[3001], 1u);
+    EXPECT_EQ(sizes.count(3032), 0u);  // before the attach
+    EXPECT_EQ(sizes.count(3120), 0u);  // after the detach
+    EXPECT_EQ(sizes.count(3016), 0u);
     for (auto& [p, rec] : o.live)
-        EXPECT_TRUE((rec.size != 56 && rec.size != 88) || !ch.stack(rec.stack).empty()) << rec.size;
+        EXPECT_TRUE((rec.size != 3056 && rec.size != 3088) || !ch.stack(rec.stack).empty()) << rec.size;
 }
+INSTANTIATE_TEST_SUITE_P(HeapAgentWorkloads, HeapAgentInject, testing::Values("heap_inject", "heap_inject_pie"));
 
 // pthread_create allocates the new thread's TLS descriptors (glibc): blocks that are neither the
 // workload's nor freed before exit; the checks below count the workload's own sizes.

@@ -7,10 +7,11 @@
 #include <unistd.h>
 
 void* volatile sink;
-void* (*volatile taken)(size_t) = malloc;
+void* (*volatile taken)(size_t);
 
 int main(int argc, char** argv) {
     int n = argc > 1 ? atoi(argv[1]) : 5;
+    taken = malloc;  // an absolute address in code: the PLT entry becomes canonical
     for (int i = 0; i < n; i++) sink = malloc(33);
     for (int i = 0; i < n; i++) sink = taken(33);
     sink = NULL;

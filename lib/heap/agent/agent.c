@@ -70,7 +70,14 @@ void* pph_resolve(int s) {
     if (t->guard & 2) return pph_cxx_fallback(s); /* nested inside dlsym: C calls take the arena */
     const uint32_t g = t->guard;
     t->guard = g | 2;
-    void* f = dlsym(pph_injected ? RTLD_DEFAULT : RTLD_NEXT, pph_sym_names[s]);
+    void* f;
+    if (pph_injected) {
+        /* The process's own definition; dlsym's answer may be an executable's PLT entry. */
+        f = pph_scope_lookup(pph_sym_names[s]);
+        if (!f) f = dlsym(RTLD_DEFAULT, pph_sym_names[s]);
+    } else {
+        f = dlsym(RTLD_NEXT, pph_sym_names[s]);
+    }
     if (f == pph_hooks[s]) f = 0; /* never ourselves */
     if (f) __atomic_store_n(&pph_real[s], f, __ATOMIC_RELAXED);
     t->guard = g;

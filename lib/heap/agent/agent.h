@@ -101,6 +101,9 @@ void pph_got_tables(uint64_t* start, uint64_t* end);
 void pph_got_restore(void);
 /* Forgets the slots of objects that were unloaded (after dlclose). */
 void pph_got_forget_unloaded(void);
+/* The first definition of a function in the loaded objects (the agent's excepted), by their GNU
+ * hash tables; 0 when none (an IFUNC, an object without DT_GNU_HASH). */
+void* pph_scope_lookup(const char* name);
 /* The file dlopen would open for `file` called from `caller` (its RUNPATH/RPATH, $ORIGIN):
  * `file` itself when nothing applies, else a path written into buf. */
 const char* pph_caller_path(const char* file, const void* caller, char* buf, size_t size);
