@@ -244,7 +244,7 @@ std::string agent_path() {
 }
 
 struct AgentRun {
-    std::vector<pph_rec> recs;
+    std::vector<pph_rec> recs, recs2;
     int status = -1;
     std::string out;
     bool exit_waited = false;  // the agent waited at exit (PPH_F_EXIT_SCAN)
@@ -281,8 +281,9 @@ bool on_stack(int pid, uint64_t sp) {
 // Without `live`, the ring is read only once the process ended, the heartbeat is not renewed and
 // nobody lets a process waiting at exit go on.
 // Without `preload`, the process loads the agent itself (heap_inject).
+// `second`: another channel of the same process (a second attach), drained into recs2.
 AgentRun run_under_agent(AgentChannel& ch, const std::vector<std::string>& argv, bool live = true,
-                         bool preload = true) {
+                         bool preload = true, AgentChannel* second = nullptr) {
     AgentRun r;
     std::vector<std::string> env_s;
     for (char** e = environ; *e; e++)
@@ -313,12 +314,14 @@ AgentRun run_under_agent(AgentChannel& ch, const std::vector<std::string>& argv,
     ::close(release[0]);
     ::close(out[1]);
     ch.header()->target_pid = pid;  // before the process may map the channel
+    if (second) second->header()->target_pid = pid;
     if (::write(release[1], "x", 1) != 1) return r;
     ::close(release[1]);
     ::fcntl(out[0], F_SETFL, O_NONBLOCK);
     auto collect = [&] {
         if (!live && r.status == -1) return;
         ch.drain([&](const pph_rec& rec) { r.recs.push_back(rec); });
+        if (second) second->drain([&](const pph_rec& rec) { r.recs2.push_back(rec); });
         char buf[4096];
         ssize_t n;
         while ((n = ::read(out[0], buf, sizeof buf)) > 0) r.out.append(buf, size_t(n));
@@ -526,7 +529,9 @@ TEST_P(HeapAgentInject, PatchesAndRestoresTheSlots) {
     ASSERT_FALSE(agent_path().empty());
     AgentChannel ch({});
     const int n = 4;
-    AgentRun r = run_under_agent(ch, {workload(GetParam()), agent_path(), ch.path(), std::to_string(n)}, true, false);
+    AgentChannel ch2({});
+    AgentRun r = run_under_agent(ch, {workload(GetParam()), agent_path(), ch.path(), std::to_string(n), ch2.path()}, true,
+                                 false, &ch2);
     ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.status << " " << ch.error();
     EXPECT_EQ(r.out, "heap_inject done\n");
     EXPECT_EQ(ch.state(), uint32_t(PPH_STATE_OFF));
@@ -546,6 +551,12 @@ TEST_P(HeapAgentInject, PatchesAndRestoresTheSlots) {
     EXPECT_EQ(sizes.count(3016), 0u);
     for (auto& [p, rec] : o.live)
         EXPECT_TRUE((rec.size != 3056 && rec.size != 3088) || !ch.stack(rec.stack).empty()) << rec.size;
+    // The second session: its own blocks only, on its own channel, and off again.
+    EXPECT_EQ(sizes.count(3099), 0u);
+    EXPECT_EQ(ch2.state(), uint32_t(PPH_STATE_OFF)) << ch2.error();
+    auto sizes2 = Outstanding(r.recs2).sizes();
+    EXPECT_EQ(sizes2[3099], uint64_t(n));
+    for (uint64_t other : {3056, 3088, 3120, 3016}) EXPECT_EQ(sizes2.count(other), 0u) << other;
 }
 INSTANTIATE_TEST_SUITE_P(HeapAgentWorkloads, HeapAgentInject, testing::Values("heap_inject", "heap_inject_pie"));
 

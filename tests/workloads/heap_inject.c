@@ -5,7 +5,9 @@
 // through libc's GOT), and `n` blocks of 3088 bytes from libheap_dl.so, dlopen'd after the attach (patched when dlopen
 // returns; by its name, found through this program's RUNPATH $ORIGIN) and dlclose'd; it also takes malloc's address while patched. Allocations before
 // the attach and after the detach are not recorded; the address taken still works after it.
-//   heap_inject AGENT CHANNEL [n]
+// With CHANNEL2 it attaches again after the detach (a second session, as serve does on demand)
+// and leaks `n` blocks of 3099 bytes there.
+//   heap_inject AGENT CHANNEL [n [CHANNEL2]]
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,6 +56,11 @@ int main(int argc, char** argv) {
     if (detach() != 0) return 1;
     leak(n, 3120);  // after: not recorded
     free(taken(3016));  // a hook's address taken while patched still allocates after the detach
+    if (argc > 4) {
+        if (attach(argv[4]) != 0) return fail("perfprof_heap_attach again");
+        leak(n, 3099);
+        if (detach() != 0) return 1;
+    }
     static const char done[] = "heap_inject done\n";
     if (write(1, done, sizeof done - 1) < 0) return 1;
     return 0;

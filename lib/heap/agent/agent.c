@@ -37,8 +37,8 @@ void* pph_real[PPH_S_COUNT];
 __thread struct pph_tls pph_t __attribute__((tls_model("initial-exec")));
 
 static int g_dead;     /* a forked child or an exec'd descendant: never records */
-static int g_attached; /* the channel is mapped (attach ran to its end, or failed there) */
-static size_t g_map_size;
+static size_t g_map_size; /* of the channel mapped at pph_rs.h */
+uint32_t pph_gen;          /* attach sessions: a thread's batched counts of an older one are dropped */
 
 /* ---- the bootstrap arena: allocations made while dlsym resolves the real functions
  * (preload). Never freed, never reused, zeroed (calloc may use it as is). Each block has its
@@ -159,7 +159,7 @@ static void flush_at_thread_exit(void* v) {
 /* Maps the channel and starts recording. 0; or -1 (with the header's error set when it could be
  * mapped and is ours). */
 static int attach(const char* path) {
-    if (g_attached || g_dead) return -1;
+    if (g_dead || __atomic_load_n(&pph_on, __ATOMIC_ACQUIRE)) return -1;
     const int fd = open(path, O_RDWR | O_CLOEXEC);
     if (fd < 0) return -1;
     struct stat st;
@@ -194,7 +194,10 @@ static int attach(const char* path) {
         munmap(m, size);
         return -1;
     }
-    g_attached = 1;
+    /* A session after a detach (serve attaches again on demand): the previous channel goes. The
+     * last hook that saw it on has long returned. */
+    if (pph_rs.h) munmap(pph_rs.h, g_map_size);
+    __atomic_fetch_add(&pph_gen, 1, __ATOMIC_RELAXED);
     g_map_size = size;
     pph_rs.h = h;
     pph_rs.ring = (struct pph_rec*)((char*)m + h->ring_off);
@@ -205,7 +208,7 @@ static int attach(const char* path) {
     pph_rs.pool_words = h->pool_words;
     pph_rs.mode = h->mode;
     pph_rs.max_frames = h->max_frames;
-    if (h->mode == PPH_SAMPLED && pph_set_init() < 0) {
+    if (h->mode == PPH_SAMPLED && pph_set_init() < 0) { /* created once, emptied at each attach */
         set_error(h, "perf-prof-heap.so: no memory for the sampled set: %s", strerror(errno));
         return -1;
     }
@@ -217,8 +220,12 @@ static int attach(const char* path) {
             return -1;
         }
     }
-    pph_rs.key_ok = pthread_key_create(&pph_rs.key, flush_at_thread_exit) == 0;
-    pthread_atfork(0, 0, on_fork_child);
+    static int once;
+    if (!once) {
+        once = 1;
+        pph_rs.key_ok = pthread_key_create(&pph_rs.key, flush_at_thread_exit) == 0;
+        pthread_atfork(0, 0, on_fork_child);
+    }
     h->agent_ranges[0].start = (uint64_t)(uintptr_t)m;
     h->agent_ranges[0].end = (uint64_t)(uintptr_t)m + size;
     if (pph_rs.set) {

@@ -73,11 +73,14 @@ struct pph_tls {
     uint32_t tick;        /* calls since the last liveness check */
     uint32_t n_alloc, n_free; /* calls not yet added to the header (sampled mode) */
     uint32_t started;     /* the sampler is seeded, the thread's flush is registered */
+    uint32_t gen;         /* pph_gen of the counts */
 };
 extern __thread struct pph_tls pph_t __attribute__((tls_model("initial-exec")));
 
 /* 1 while recording: hooks check it first. */
 extern int pph_on;
+/* Attach sessions so far (inject mode may attach again after a detach). */
+extern uint32_t pph_gen;
 /* 1 when the agent was loaded by the injector (slots patched), 0 for LD_PRELOAD. */
 extern int pph_injected;
 

@@ -32,6 +32,13 @@ static inline uint32_t set_slot(uint64_t h) {
 }
 
 int pph_set_init(void) {
+    if (pph_rs.set) {
+        /* A new session: empty (private anonymous pages read as zeros once dropped). */
+        madvise(pph_rs.set, pph_rs.set_bytes, MADV_DONTNEED);
+        madvise(pph_rs.filter, pph_rs.filter_bytes, MADV_DONTNEED);
+        pph_rs.set_count = 0;
+        return 0;
+    }
     void* s = mmap(0, (size_t)SET_SIZE * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
     if (s == MAP_FAILED) return -1;
@@ -173,6 +180,13 @@ static uint32_t stack_id(struct pph_header* hd, struct pph_frame caller) {
 void pph_flush_counts(struct pph_tls* t) {
     struct pph_header* hd = pph_rs.h;
     if (!hd) return;
+    const uint32_t gen = __atomic_load_n(&pph_gen, __ATOMIC_RELAXED);
+    if (PPH_UNLIKELY(t->gen != gen)) {
+        /* Counted in an earlier session, or partly: not this channel's. */
+        t->gen = gen;
+        t->n_alloc = t->n_free = 0;
+        return;
+    }
     if (t->n_alloc) __atomic_fetch_add(&hd->calls_alloc, t->n_alloc, __ATOMIC_RELAXED);
     if (t->n_free) __atomic_fetch_add(&hd->calls_free, t->n_free, __ATOMIC_RELAXED);
     t->n_alloc = t->n_free = 0;
@@ -185,6 +199,7 @@ static void thread_start(struct pph_tls* t) {
     pph_sampler_seed(&t->sampler, pph_rs.gaps,
                      (uint64_t)(uintptr_t)t ^ ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec);
     t->started = 1;
+    t->gen = __atomic_load_n(&pph_gen, __ATOMIC_RELAXED);
     if (pph_rs.key_ok) pthread_setspecific(pph_rs.key, (void*)1);
 }
 
