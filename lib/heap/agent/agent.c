@@ -1,16 +1,18 @@
 /* perf-prof-heap.so: the heap agent's life. It attaches to the channel perf-prof created
  * (wire.h), either from its constructor (LD_PRELOAD, the channel's path in PPH_ENV) or when the
  * injector calls perfprof_heap_attach(path) (dlopen'd RTLD_LOCAL into a running process: the
- * objects' GOT slots are patched, got.c). It turns itself off for good when perf-prof asks
- * (detach), when perf-prof's heartbeat stops, and in a forked child; at exit, with
- * PPH_F_EXIT_SCAN, it waits (bounded) for perf-prof's leak scan.
+ * objects' GOT slots are patched, got.c). It turns itself off when perf-prof asks (detach),
+ * when perf-prof's heartbeat stops, and for good in a forked child; injected, it may be attached
+ * again afterwards, to a new channel. At exit, with PPH_F_EXIT_SCAN, it waits (bounded) for
+ * perf-prof's leak scan.
  *
- * Memory the agent leaves in the process after it is off: the channel mapping (perf-prof may
- * still read its records and stacks, and a hook that saw the agent on just before the switch
- * may still write one record: unmapping it under that thread would crash the program), the
- * sampled set, the saved-slot table, the agent's own object (loaded with -z nodelete: a program
- * may hold a hook's address, taken while the slots were patched), its TLS block and one
- * pthread key; all of it idle. */
+ * Memory the agent leaves in the process after it is off: the channel mapping until the next
+ * attach, if any, unmaps it (perf-prof may still read its records and stacks, and a hook that
+ * saw the agent on just before the switch may still write one record: unmapping it under that
+ * thread would crash the program), the sampled set (8 MiB reserved, 256 KiB filter; touched
+ * pages only), the saved-slot table, the agent's own object (loaded with -z nodelete: a program
+ * may hold a hook's address, taken while the slots were patched), its TLS block, one pthread key
+ * and one pthread_atfork handler; all of it idle. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -253,7 +255,7 @@ static int attach(const char* path) {
     return 0;
 }
 
-/* Off for good: hooks pass through from now on; injected, the slots are restored. */
+/* Off: hooks pass through from now on (until an attach again); injected, the slots are restored. */
 static void turn_off(void) {
     if (!__atomic_exchange_n(&pph_on, 0, __ATOMIC_ACQ_REL)) return;
     if (pph_injected) pph_got_restore();

@@ -452,7 +452,9 @@ PPH_HOOK int pph_h_dlclose(void* handle) {
     dlclose_fn f = (dlclose_fn)real(PPH_S_DLCLOSE);
     int rc = f ? f(handle) : -1;
     pph_unwind_invalidate();
-    if (pph_injected) pph_got_forget_unloaded();
+    /* Only while on: after a detach no slot is kept, and in a forked child the table's lock may
+     * have been held by a thread that does not exist there. */
+    if (pph_injected && __atomic_load_n(&pph_on, __ATOMIC_ACQUIRE)) pph_got_forget_unloaded();
     return rc;
 }
 
