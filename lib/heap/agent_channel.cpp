@@ -181,6 +181,20 @@ size_t AgentChannel::drain(const std::function<void(const pph_rec&)>& fn) {
     return n;
 }
 
+bool AgentChannel::stalled() const {
+    return __atomic_load_n(&h_->head, __ATOMIC_RELAXED) != tail_;
+}
+
+void AgentChannel::skip_stalled() {
+    if (!stalled()) return;
+    pph_header shadow{};
+    shadow.ring_slots = ring_slots_;
+    shadow.tail = tail_;
+    pph_ring_skip(&shadow, ring_);
+    tail_ = shadow.tail;
+    __atomic_store_n(&h_->tail, tail_, __ATOMIC_RELEASE);
+}
+
 void AgentChannel::heartbeat() {
     __atomic_store_n(&h_->heartbeat_ns, monotonic_ns(), __ATOMIC_RELEASE);
 }

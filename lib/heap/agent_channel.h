@@ -55,6 +55,10 @@ public:
     // Calls fn for each record written, in ring order; renews the heartbeat. Returns the count.
     size_t drain(const std::function<void(const pph_rec&)>& fn);
     void heartbeat();
+    // Whether a record was claimed but never written (its producer died between the two, or was
+    // forked away); skip_stalled() passes it, once the process cannot write it any more.
+    bool stalled() const;
+    void skip_stalled();
     // The return addresses of stack `id` (a record's stack field), innermost first; empty when
     // id is 0, out of the table, not ready yet, or its frames lie outside the pool.
     std::span<const uint64_t> stack(uint32_t id) const;
