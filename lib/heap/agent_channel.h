@@ -48,7 +48,7 @@ public:
     // Removes the file (once the agent has mapped it; the destructor does too).
     void unlink_path();
 
-    uint32_t state() const;   // pph_state
+    uint32_t state() const;     // pph_state
     std::string error() const;  // the agent's line (PPH_STATE_FAILED), NUL-bounded
     // Waits until the agent left PPH_STATE_NONE, or timeout_ms: the state then.
     uint32_t wait_attached(int timeout_ms) const;

@@ -29,8 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         (void)ch.state();
         const pph_header* h = ch.header();
         uint64_t sum = 0;
-        for (uint32_t id : {0u, 1u, 2u, 0x7fffffffu, 0xffffffffu, uint32_t(h->stack_slots),
-                            uint32_t(h->stack_slots + 1)})
+        for (uint32_t id :
+             {0u, 1u, 2u, 0x7fffffffu, 0xffffffffu, uint32_t(h->stack_slots), uint32_t(h->stack_slots + 1)})
             for (uint64_t a : ch.stack(id)) sum += a;
         for (uint32_t id = 1; id <= 64; id++)
             for (uint64_t a : ch.stack(id)) sum += a;

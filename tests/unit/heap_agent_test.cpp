@@ -106,7 +106,8 @@ void ring_run(uint64_t slots, int per, int consumer_delay_us, bool expect_no_dro
     for (int t = 0; t < kThreads; t++) {
         ts.emplace_back([&, t] {
             for (int i = 0; i < per; i++)
-                if (pph_ring_push(r.h, r.ring, uint64_t(t) << 32 | uint32_t(i), uint64_t(i), t, PPH_REC_ALLOC, 0) == 0)
+                if (pph_ring_push(r.h, r.ring, uint64_t(t) << 32 | uint32_t(i), uint64_t(i), t, PPH_REC_ALLOC,
+                                  0) == 0)
                     pushed[t].push_back(uint32_t(i));
             done++;
         });
@@ -158,7 +159,8 @@ TEST(HeapAgentChannel, CreatesAndLaysOut) {
     EXPECT_EQ(h->map_size, ch.size());
     EXPECT_EQ(h->target_pid, 1234);
     EXPECT_TRUE(fs::exists(ch.path()));
-    EXPECT_EQ(fs::status(ch.path()).permissions() & fs::perms::all, fs::perms::owner_read | fs::perms::owner_write);
+    EXPECT_EQ(fs::status(ch.path()).permissions() & fs::perms::all,
+              fs::perms::owner_read | fs::perms::owner_write);
     const auto* gaps = reinterpret_cast<const uint64_t*>(reinterpret_cast<const char*>(h) + h->gaps_off);
     EXPECT_EQ(gaps[0], sample_gap_quantiles(4096, PPH_GAPS)[0]);
     EXPECT_EQ(ch.state(), uint32_t(PPH_STATE_NONE));
@@ -288,7 +290,8 @@ bool on_stack(int pid, uint64_t sp) {
     std::string line;
     while (std::getline(in, line)) {
         if (line.find("[stack]") == std::string::npos) continue;
-        const uint64_t lo = std::stoull(line, nullptr, 16), hi = std::stoull(line.substr(line.find('-') + 1), nullptr, 16);
+        const uint64_t lo = std::stoull(line, nullptr, 16),
+                       hi = std::stoull(line.substr(line.find('-') + 1), nullptr, 16);
         return sp >= lo && sp < hi;
     }
     return false;
@@ -420,7 +423,8 @@ TEST(HeapAgentRun, FullModeRecordsEveryCallOfLeaks) {
     ASSERT_FALSE(agent_path().empty()) << "perf-prof-heap.so not built";
     AgentChannel ch({.flags = PPH_F_EXIT_SCAN});
     const std::string exe = workload("leaks");
-    AgentRun r = run_under_agent(ch, {exe, std::to_string(kSmall), std::to_string(kBig), std::to_string(kRounds)});
+    AgentRun r =
+        run_under_agent(ch, {exe, std::to_string(kSmall), std::to_string(kBig), std::to_string(kRounds)});
     ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.status << " " << ch.error();
     EXPECT_EQ(r.out, "leaks done\n");
     const pph_header* h = ch.header();
@@ -466,7 +470,8 @@ TEST(HeapAgentRun, SampledModeKeepsBigBlocksAndPairsFrees) {
     ASSERT_FALSE(agent_path().empty());
     // 256 bytes: a 4096-byte block is kept with probability 1 - exp(-16), a 48-byte one 17 %.
     AgentChannel ch({.mode = PPH_SAMPLED, .rate = 256});
-    AgentRun r = run_under_agent(ch, {workload("leaks"), std::to_string(kSmall), std::to_string(kBig), std::to_string(kRounds)});
+    AgentRun r = run_under_agent(
+        ch, {workload("leaks"), std::to_string(kSmall), std::to_string(kBig), std::to_string(kRounds)});
     ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << ch.error();
     const pph_header* h = ch.header();
     Outstanding o(r.recs);
@@ -547,8 +552,9 @@ TEST_P(HeapAgentInject, PatchesAndRestoresTheSlots) {
     AgentChannel ch({});
     const int n = 4;
     AgentChannel ch2({});
-    AgentRun r = run_under_agent(ch, {workload(GetParam()), agent_path(), ch.path(), std::to_string(n), ch2.path()}, true,
-                                 false, &ch2);
+    AgentRun r =
+        run_under_agent(ch, {workload(GetParam()), agent_path(), ch.path(), std::to_string(n), ch2.path()},
+                        true, false, &ch2);
     ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.status << " " << ch.error();
     EXPECT_EQ(r.out, "heap_inject done\n");
     EXPECT_EQ(ch.state(), uint32_t(PPH_STATE_OFF));
@@ -575,7 +581,8 @@ TEST_P(HeapAgentInject, PatchesAndRestoresTheSlots) {
     EXPECT_EQ(sizes2[3099], uint64_t(n));
     for (uint64_t other : {3056, 3088, 3120, 3016}) EXPECT_EQ(sizes2.count(other), 0u) << other;
 }
-INSTANTIATE_TEST_SUITE_P(HeapAgentWorkloads, HeapAgentInject, testing::Values("heap_inject", "heap_inject_pie"));
+INSTANTIATE_TEST_SUITE_P(HeapAgentWorkloads, HeapAgentInject,
+                         testing::Values("heap_inject", "heap_inject_pie"));
 
 // pthread_create allocates the new thread's TLS descriptors (glibc): blocks that are neither the
 // workload's nor freed before exit; the checks below count the workload's own sizes.
@@ -583,8 +590,8 @@ TEST(HeapAgentRun, ThreadsFullModeExact) {
     ASSERT_FALSE(agent_path().empty());
     AgentChannel ch({});
     const int threads = 4, rounds = 20000, leaks = 3;
-    AgentRun r = run_under_agent(ch, {workload("heap_threads"), std::to_string(threads), std::to_string(rounds),
-                                      std::to_string(leaks)});
+    AgentRun r = run_under_agent(ch, {workload("heap_threads"), std::to_string(threads),
+                                      std::to_string(rounds), std::to_string(leaks)});
     ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << ch.error();
     const pph_header* h = ch.header();
     EXPECT_EQ(h->dropped_records, 0u);
@@ -601,8 +608,8 @@ TEST(HeapAgentRun, ThreadsSampledModeCountsEveryCall) {
     ASSERT_FALSE(agent_path().empty());
     AgentChannel ch({.mode = PPH_SAMPLED, .rate = 64 << 10});
     const int threads = 4, rounds = 20000, leaks = 3;
-    AgentRun r = run_under_agent(ch, {workload("heap_threads"), std::to_string(threads), std::to_string(rounds),
-                                      std::to_string(leaks)});
+    AgentRun r = run_under_agent(ch, {workload("heap_threads"), std::to_string(threads),
+                                      std::to_string(rounds), std::to_string(leaks)});
     ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << ch.error();
     const pph_header* h = ch.header();
     Outstanding o(r.recs);

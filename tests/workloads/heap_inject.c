@@ -2,11 +2,11 @@
 // the injector makes a target do (dlopen RTLD_NOW | RTLD_LOCAL, then perfprof_heap_attach), so
 // that the GOT patching is tested on its own. Between attach and detach it leaks `n` blocks of
 // 3056 bytes through malloc, 2 through strdup (3001 and 3002 bytes: libc's own call to malloc,
-// through libc's GOT), and `n` blocks of 3088 bytes from libheap_dl.so, dlopen'd after the attach (patched when dlopen
-// returns; by its name, found through this program's RUNPATH $ORIGIN) and dlclose'd; it also takes malloc's address while patched. Allocations before
-// the attach and after the detach are not recorded; the address taken still works after it.
-// With CHANNEL2 it attaches again after the detach (a second session, as serve does on demand)
-// and leaks `n` blocks of 3099 bytes there.
+// through libc's GOT), and `n` blocks of 3088 bytes from libheap_dl.so, dlopen'd after the attach (patched
+// when dlopen returns; by its name, found through this program's RUNPATH $ORIGIN) and dlclose'd; it also
+// takes malloc's address while patched. Allocations before the attach and after the detach are not recorded;
+// the address taken still works after it. With CHANNEL2 it attaches again after the detach (a second session,
+// as serve does on demand) and leaks `n` blocks of 3099 bytes there.
 //   heap_inject AGENT CHANNEL [n [CHANNEL2]]
 #include <dlfcn.h>
 #include <stdio.h>
@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
     sink = NULL;
     dlclose(h);
     if (detach() != 0) return 1;
-    leak(n, 3120);  // after: not recorded
+    leak(n, 3120);      // after: not recorded
     free(taken(3016));  // a hook's address taken while patched still allocates after the detach
     if (argc > 4) {
         if (attach(argv[4]) != 0) return fail("perfprof_heap_attach again");

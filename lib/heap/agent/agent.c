@@ -38,9 +38,9 @@ int pph_injected;
 void* pph_real[PPH_S_COUNT];
 __thread struct pph_tls pph_t __attribute__((tls_model("initial-exec")));
 
-static int g_dead;     /* a forked child or an exec'd descendant: never records */
+static int g_dead;        /* a forked child or an exec'd descendant: never records */
 static size_t g_map_size; /* of the channel mapped at pph_rs.h */
-uint32_t pph_gen;          /* attach sessions: a thread's batched counts of an older one are dropped */
+uint32_t pph_gen;         /* attach sessions: a thread's batched counts of an older one are dropped */
 
 /* ---- the bootstrap arena: allocations made while dlsym resolves the real functions
  * (preload). Never freed, never reused, zeroed (calloc may use it as is). Each block has its
@@ -56,7 +56,8 @@ void* pph_boot_alloc(size_t size, size_t align) {
     do {
         at = (used + 8 + align - 1) & ~(align - 1);
         if (at + size > PPH_BOOT_SIZE) return 0;
-    } while (!__atomic_compare_exchange_n(&g_boot_used, &used, at + size, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    } while (
+        !__atomic_compare_exchange_n(&g_boot_used, &used, at + size, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
     *(size_t*)(pph_boot + at - 8) = size;
     return pph_boot + at;
 }
@@ -128,7 +129,7 @@ static const char* check_layout(const struct pph_header* h, uint64_t size) {
 static int own_segments(struct dl_phdr_info* info, size_t size, void* arg) {
     (void)size;
     struct pph_header* h = arg;
-    const ElfW(Addr) self = (ElfW(Addr))&own_segments;
+    const ElfW(Addr) self = (ElfW(Addr)) & own_segments;
     int ours = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr)* ph = &info->dlpi_phdr[i];

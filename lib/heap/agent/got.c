@@ -94,8 +94,9 @@ static uint64_t dyn_addr(uint64_t v, uint64_t base) {
     return v < base ? v + base : v;
 }
 
-static void patch_relocs(const struct dl_phdr_info* info, const ElfW(Rela) * r, size_t bytes, const ElfW(Sym) * symtab,
-                         const char* strtab, uint64_t relro_lo, uint64_t relro_hi, struct patch_ctx* ctx) {
+static void patch_relocs(const struct dl_phdr_info* info, const ElfW(Rela) * r, size_t bytes,
+                         const ElfW(Sym) * symtab, const char* strtab, uint64_t relro_lo, uint64_t relro_hi,
+                         struct patch_ctx* ctx) {
     for (size_t i = 0; i < bytes / sizeof *r; i++) {
         const uint32_t type = ELF64_R_TYPE(r[i].r_info);
         if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) continue;
@@ -266,7 +267,8 @@ static size_t origin_of(const struct link_map* lm, char* out, size_t size) {
 }
 
 /* `dir` (n bytes) with $ORIGIN or ${ORIGIN} expanded, then "/" and file, into buf. */
-static int expand(const char* dir, size_t n, const char* origin, size_t on, const char* file, char* buf, size_t size) {
+static int expand(const char* dir, size_t n, const char* origin, size_t on, const char* file, char* buf,
+                  size_t size) {
     size_t at = 0;
     buf[0] = 0;
     for (size_t i = 0; i < n;) {

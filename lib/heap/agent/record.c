@@ -39,10 +39,11 @@ int pph_set_init(void) {
         pph_rs.set_count = 0;
         return 0;
     }
-    void* s = mmap(0, (size_t)SET_SIZE * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
+    void* s = mmap(0, (size_t)SET_SIZE * 8, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (s == MAP_FAILED) return -1;
-    void* f = mmap(0, 1u << FILTER_BITS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* f = mmap(0, 1u << FILTER_BITS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
     if (f == MAP_FAILED) {
         munmap(s, (size_t)SET_SIZE * 8);
         return -1;
@@ -130,7 +131,8 @@ static int64_t pool_claim(struct pph_header* hd, uint32_t n) {
     uint64_t used = __atomic_load_n(&hd->pool_used, __ATOMIC_RELAXED);
     do {
         if (used + n > pph_rs.pool_words) return -1;
-    } while (!__atomic_compare_exchange_n(&hd->pool_used, &used, used + n, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    } while (
+        !__atomic_compare_exchange_n(&hd->pool_used, &used, used + n, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
     return (int64_t)used;
 }
 
@@ -248,7 +250,8 @@ void pph_record_free(void* p, int fn) {
         /* Counted already; the block may still be kept even when the agent just went off: its
          * FREE then pairs the ALLOC perf-prof holds. */
         periodic(t);
-        if (__atomic_load_n(&pph_rs.filter[filter_slot(ptr_hash((uint64_t)(uintptr_t)p))], __ATOMIC_RELAXED) == 0)
+        if (__atomic_load_n(&pph_rs.filter[filter_slot(ptr_hash((uint64_t)(uintptr_t)p))],
+                            __ATOMIC_RELAXED) == 0)
             return;
         if (!set_remove((uint64_t)(uintptr_t)p)) return;
     } else {
