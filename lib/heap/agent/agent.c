@@ -82,6 +82,7 @@ void* pph_resolve(int s) {
         f = dlsym(RTLD_NEXT, pph_sym_names[s]);
     }
     if (f == pph_hooks[s]) f = 0; /* never ourselves */
+    if (!f) (void)dlerror();      /* the program's next dlerror() must not see our lookup */
     if (f) __atomic_store_n(&pph_real[s], f, __ATOMIC_RELAXED);
     t->guard = g;
     /* Not kept: a runtime loaded later may still be found. */
