@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -168,6 +169,16 @@ TEST(HeapAgentChannel, CreatesAndLaysOut) {
     const std::string path = ch.path();
     ch.unlink_path();
     EXPECT_FALSE(fs::exists(path));
+}
+
+TEST(HeapAgentChannel, OwnedByTheTargetsUser) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root (fchown)";
+    AgentChannel ch({.target_pid = 1, .uid = 65534, .gid = 65534});
+    struct stat st;
+    ASSERT_EQ(::stat(ch.path().c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, 65534u);
+    EXPECT_EQ(st.st_gid, 65534u);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
 }
 
 TEST(HeapAgentChannel, StackBoundsOnGarbage) {
