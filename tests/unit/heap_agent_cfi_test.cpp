@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "heap/agent/unwind.h"
 #include "heap/agent/unwind_cfi.h"
 #include "shell.h"
 #include "unwind/cfi_table.h"
@@ -152,6 +153,45 @@ TEST(HeapAgentCfi, LoadedObjectsAgreeWithCfiTable) {
     EXPECT_EQ(mismatches, 0u);
     EXPECT_GT(libc_checked, 10000u);
     EXPECT_GT(checked, libc_checked);
+}
+
+// The walker's rule cache keeps two return addresses that share a set (their low 13 bits):
+// walks alternating between them miss once each, then hit.
+TEST(HeapAgentCfi, TwoAddressesSharingACacheSet) {
+    std::vector<Loaded> objects;
+    dl_iterate_phdr(add_loaded, &objects);
+    const Loaded* libc = nullptr;
+    for (const Loaded& o : objects)
+        if (o.path.find("libc.so") != std::string::npos) libc = &o;
+    ASSERT_TRUE(libc);
+    // Two functions of libc whose starts are 8 KiB apart, modulo 8 KiB: one past each start is
+    // a return address whose rule is "CFA = rsp + 8".
+    const pph_mem& seg = libc->cfi.hdr_seg;
+    const uint8_t* table = seg.bytes + (libc->cfi.table - seg.addr);
+    std::vector<uint64_t> starts;
+    for (uint32_t i = 0; i < libc->cfi.fde_count; i++) {
+        int32_t loc;
+        std::memcpy(&loc, table + 8 * uint64_t(i), 4);
+        const uint64_t start = libc->cfi.hdr + uint64_t(int64_t(loc));
+        pph_rule r{};
+        if (describe(pph_cfi_find(&libc->cfi, start, &r), r) == "rsp8 ra-8") starts.push_back(start);
+    }
+    uint64_t a = 0, b = 0;
+    for (size_t i = 0; i < starts.size() && !b; i++)
+        for (size_t j = i + 1; j < starts.size() && !b; j++)
+            if ((starts[j] - starts[i]) % 8192 == 0) a = starts[i] + 1, b = starts[j] + 1;
+    ASSERT_TRUE(b);
+    // Their callers' return addresses are 0 on this stack: each walk looks one rule up.
+    uint64_t stack[4] = {};
+    uint64_t out[4];
+    pph_unwind_invalidate();
+    struct pph_unwind_stats before, after;
+    pph_unwind_stats(&before);
+    for (int i = 0; i < 6; i++)
+        EXPECT_EQ(pph_unwind(pph_frame{i % 2 ? b : a, reinterpret_cast<uint64_t>(stack), 0}, out, 4), 1);
+    pph_unwind_stats(&after);
+    EXPECT_EQ(after.misses - before.misses, 2u);
+    EXPECT_EQ(after.hits - before.hits, 4u);
 }
 
 // ---------------------------------------------------------------- hand-built sections

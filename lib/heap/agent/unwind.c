@@ -60,7 +60,9 @@ void pph_unwind_stats(struct pph_unwind_stats* out) {
 
 /* ------------------------------------------------------------------ the rule cache */
 
-enum { CACHE_BITS = 14, CACHE_SIZE = 1 << CACHE_BITS };
+/* 8Ki sets of 2 entries (256 KiB): two return addresses that share a set, as the ones of a
+ * hot stack may, both stay cached. */
+enum { CACHE_SETS = 1 << 13, CACHE_WAYS = 2, CACHE_SIZE = CACHE_SETS * CACHE_WAYS };
 /* key: pc << 16 | sequence (odd: being written); code addresses of user space fit in 48 bits.
  * The rule is written as one word and read field by field (a load that sign-extends costs no
  * more than a plain one, and the walk's chain of dependent loads is what it costs). */
@@ -71,21 +73,22 @@ struct centry {
         struct pph_rule r;
     } rule;
 } __attribute__((aligned(16)));
-static struct centry cache[CACHE_SIZE];
+static struct centry cache[CACHE_SIZE] __attribute__((aligned(64))); /* a set: one line */
 /* Bumped by pph_unwind_invalidate(): a rule computed before it is not cached after it. */
 static uint64_t epoch;
+static unsigned victim; /* which way a full set gives up, in turn */
 
-/* The entry of the rule at code address pc: pc + 1 is the return address whose call holds pc,
+/* The set of the rule at code address pc: pc + 1 is the return address whose call holds pc,
  * and its low bits index the table directly (objects lie at page-aligned bases, and their code
  * spreads over more than the table covers: the low bits of return addresses are as good as a
  * hash, and cheaper on the walk's chain of dependent loads). */
-static inline struct centry* centry_of(uint64_t pc) {
-    return &cache[(pc + 1) & (CACHE_SIZE - 1)];
+static inline struct centry* set_of(uint64_t pc) {
+    return &cache[((pc + 1) & (CACHE_SETS - 1)) * CACHE_WAYS];
 }
 
 /* pc's rule from entry e, field by field, when e holds it: the key read before and after it is
  * the same, even (not being written) and pc's. */
-static inline int cache_get(const struct centry* e, uint64_t pc, struct pph_rule* r) {
+static inline int entry_get(const struct centry* e, uint64_t pc, struct pph_rule* r) {
     const uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
     r->cfa_off = __atomic_load_n(&e->rule.r.cfa_off, __ATOMIC_RELAXED);
     r->rbp_off = __atomic_load_n(&e->rule.r.rbp_off, __ATOMIC_RELAXED);
@@ -95,9 +98,21 @@ static inline int cache_get(const struct centry* e, uint64_t pc, struct pph_rule
     return k == (pc << 16 | (k & 0xfffe)) && __atomic_load_n(&e->key, __ATOMIC_RELAXED) == k;
 }
 
+static inline int cache_get(uint64_t pc, struct pph_rule* r) {
+    const struct centry* set = set_of(pc);
+    return entry_get(&set[0], pc, r) || entry_get(&set[1], pc, r);
+}
+
 static void cache_put(uint64_t pc, const struct pph_rule* r, uint64_t ep) {
     if (pc >> 48) return;
-    struct centry* e = centry_of(pc);
+    /* pc's entry or an empty one, else either, in turn: two addresses that keep taking each
+     * other's entry end up in different ones. */
+    struct centry* set = set_of(pc);
+    const uint64_t k0 = __atomic_load_n(&set[0].key, __ATOMIC_RELAXED) >> 16;
+    const uint64_t k1 = __atomic_load_n(&set[1].key, __ATOMIC_RELAXED) >> 16;
+    struct centry* e = k0 == pc || !k0   ? &set[0]
+                       : k1 == pc || !k1 ? &set[1]
+                                         : &set[__atomic_fetch_add(&victim, 1, __ATOMIC_RELAXED) & 1];
     uint64_t old = __atomic_load_n(&e->key, __ATOMIC_RELAXED);
     if ((old & 1) || !__atomic_compare_exchange_n(&e->key, &old, old | 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
         return;
@@ -331,7 +346,7 @@ static __attribute__((noinline)) uint64_t rule_slow(uint64_t pc) {
     struct pph_rule rule, *r = &rule;
     uint64_t v;
     if (pc < 4096 || pc >> 48) return 0; /* nothing is mapped there (and key 0 is an empty entry) */
-    if (cache_get(centry_of(pc), pc, r) && !stale_no_object(r)) goto found;
+    if (cache_get(pc, r) && !stale_no_object(r)) goto found;
     /* The epoch is read before the object is looked up (a refresh may bump it): a rule from a
      * list older than an invalidation is not cached (cache_put). */
     uint64_t ep = __atomic_load_n(&epoch, __ATOMIC_ACQUIRE);
@@ -394,8 +409,9 @@ int pph_unwind(struct pph_frame start, uint64_t* out, int max) {
         /* A return address's call lies before it: its rule is looked up inside the call. An
          * interrupted pc (the frame above a signal trampoline) is itself the instruction. The
          * cached rule is read in place, in registers (cache_get's protocol). */
-        const struct centry* e = &cache[ra & (CACHE_SIZE - 1)];
-        const uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
+        const struct centry* e = &cache[(ra & (CACHE_SETS - 1)) * CACHE_WAYS];
+        uint64_t k = __atomic_load_n(&e->key, __ATOMIC_ACQUIRE);
+        if (k >> 16 != ra - 1) k = __atomic_load_n(&(++e)->key, __ATOMIC_ACQUIRE); /* the other way */
         int64_t cfa_off = __atomic_load_n(&e->rule.r.cfa_off, __ATOMIC_RELAXED);
         int64_t rbp_off = __atomic_load_n(&e->rule.r.rbp_off, __ATOMIC_RELAXED);
         int64_t ra_off = __atomic_load_n(&e->rule.r.ra_off, __ATOMIC_RELAXED);
