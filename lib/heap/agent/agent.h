@@ -70,7 +70,7 @@ void* pph_cxx_fallback(int s);
 struct pph_tls {
     struct pph_sampler sampler;
     uint32_t guard;           /* inside a hook: nested calls pass straight through */
-    uint32_t tick;            /* calls since the last liveness check */
+    uint32_t tick;            /* calls (full mode) or flushes (sampled) since the last liveness check */
     uint32_t n_alloc, n_free; /* calls not yet added to the header (sampled mode) */
     uint32_t started;         /* the sampler is seeded, the thread's flush is registered */
     uint32_t gen;             /* pph_gen of the counts */

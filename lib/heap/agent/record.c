@@ -207,11 +207,13 @@ static void thread_start(struct pph_tls* t) {
 
 /* The slow paths, after the hooks' inline fast paths (record.h) counted the call. */
 
-/* Sampled mode: the periodic work a fast path left (the liveness check, the flush of the
- * counts); 0 when the agent went off there. */
+/* Sampled mode: the periodic work a fast path left (the flush of the counts, and with every
+ * 4th flush the liveness check; `tick` counts the flushes here); 0 when the agent went off. */
 static int periodic(struct pph_tls* t) {
-    if (t->tick >= PPH_CHECK_EVERY) pph_check_live(); /* flushes the counts too */
-    if (t->n_alloc >= PPH_FLUSH_EVERY || t->n_free >= PPH_FLUSH_EVERY) pph_flush_counts(t);
+    if (t->n_alloc >= PPH_FLUSH_EVERY || t->n_free >= PPH_FLUSH_EVERY) {
+        pph_flush_counts(t);
+        if (++t->tick >= PPH_CHECK_EVERY / PPH_FLUSH_EVERY) pph_check_live(); /* resets tick */
+    }
     return __atomic_load_n(&pph_on, __ATOMIC_RELAXED);
 }
 
