@@ -185,7 +185,7 @@ $(BUILD)/unit_tests: $(UNIT_OBJS) $(LIB_OBJS) $(AGENT_UNIT_OBJS)
 
 # heap_agent_test runs workloads under the agent.
 HEAP_AGENT_TEST_DEPS := $(AGENT) $(addprefix $(BUILD)/workloads/,leaks heap_fork heap_cxx heap_inject heap_inject_pie \
-                          libheap_dl.so heap_threads heap_nopie)
+                          libheap_dl.so heap_threads heap_nopie heap_sampled)
 $(BUILD)/unit_tests: | $(HEAP_AGENT_TEST_DEPS)
 
 # sdt_notes_test reads the USDT notes of the usdt_app workload beside the test binary.

@@ -499,6 +499,30 @@ TEST(HeapAgentRun, SampledModeKeepsBigBlocksAndPairsFrees) {
     for (auto& [p, rec] : o.live) EXPECT_NE(rec.stack, 0u);
 }
 
+// heap_sampled keeps 64 MiB live in blocks of known sizes: the kept blocks scaled back by their
+// probability (size / (1 - exp(-size/rate))) sum to the live bytes within 5 standard deviations
+// of that estimator (its variance: the sum of size^2 (1 - p) / p over the live blocks).
+TEST(HeapAgentRun, SampledLiveBytesScaleBack) {
+    ASSERT_FALSE(agent_path().empty());
+    const uint64_t rate = 64 << 10, mib = 64;
+    AgentChannel ch({.mode = PPH_SAMPLED, .rate = rate});
+    AgentRun r = run_under_agent(ch, {workload("heap_sampled"), std::to_string(mib)});
+    ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << ch.error();
+    EXPECT_EQ(ch.header()->dropped_records, 0u);
+    auto p_of = [&](double size) { return 1 - std::exp(-size / double(rate)); };
+    double live = 0, var = 0;
+    for (uint64_t i = 0; live < double(mib << 20); i++) {
+        const double size = double(64 + (i * 977) % 16000), p = p_of(size);
+        live += size;
+        var += size * size * (1 - p) / p;
+    }
+    Outstanding o(r.recs);
+    EXPECT_EQ(o.unknown_frees, 0u);
+    double est = 0;
+    for (auto& [ptr, rec] : o.live) est += double(rec.size) / p_of(double(rec.size));
+    EXPECT_NEAR(est, live, 5 * std::sqrt(var)) << "sd " << std::sqrt(var);
+}
+
 TEST(HeapAgentRun, ForkedChildAndExecdProcessAreNotRecorded) {
     ASSERT_FALSE(agent_path().empty());
     AgentChannel ch({});
