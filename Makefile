@@ -183,7 +183,7 @@ $(BUILD)/unit_tests: $(UNIT_OBJS) $(LIB_OBJS) $(AGENT_UNIT_OBJS)
 	@echo "  LINK     $@"
 	@$(CXX) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lgtest -lgtest_main
 
-# heap_agent_test runs workloads under the agent.
+# heap_agent_run_test runs workloads under the agent.
 HEAP_AGENT_TEST_DEPS := $(AGENT) $(addprefix $(BUILD)/workloads/,leaks heap_fork heap_cxx heap_inject heap_inject_pie \
                           libheap_dl.so heap_threads heap_nopie heap_sampled)
 $(BUILD)/unit_tests: | $(HEAP_AGENT_TEST_DEPS)
