@@ -325,8 +325,8 @@ __attribute__((constructor)) static void preload_init(void) {
 }
 
 /* At exit, a late destructor: perf-prof's leak scan reads the process while this thread waits
- * (futex on scan_done, in 100 ms slices), never longer than PPH_EXIT_SCAN_TIMEOUT_NS, and not at
- * all once perf-prof is gone. */
+ * (futex on scan_done, in 100 ms slices), never longer than PPH_EXIT_SCAN_TIMEOUT_NS, and no
+ * longer once perf-prof is gone or asks to detach. */
 __attribute__((destructor(101))) static void exit_scan(void) {
     struct pph_tls* t = &pph_t;
     struct pph_header* h = pph_rs.h;
@@ -345,7 +345,9 @@ __attribute__((destructor(101))) static void exit_scan(void) {
         while (!__atomic_load_n(&h->scan_done, __ATOMIC_ACQUIRE)) {
             struct timespec slice = {0, 100000000};
             syscall(SYS_futex, &h->scan_done, FUTEX_WAIT, 0, &slice, 0, 0);
-            if (profiler_gone(h) || now_ns() - start > PPH_EXIT_SCAN_TIMEOUT_NS) break;
+            if (profiler_gone(h) || __atomic_load_n(&h->detach, __ATOMIC_ACQUIRE) ||
+                now_ns() - start > PPH_EXIT_SCAN_TIMEOUT_NS)
+                break;
         }
         __atomic_store_n(&h->exit_state, PPH_EXIT_DONE, __ATOMIC_RELEASE);
     }
