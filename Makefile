@@ -39,10 +39,12 @@ LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o) $(SHIM_SRCS:%.c=$(BUILD)/obj/%.o
 MAIN_OBJ  := $(BUILD)/obj/main.o
 UNIT_SRCS := $(wildcard tests/unit/*_test.cpp)
 UNIT_OBJS := $(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o)
-# tests/workloads/NAME.c is a program, libNAME.c a shared library beside the programs.
+# tests/workloads/NAME.c is a program, libNAME.c a shared library beside the programs;
+# NAME.cpp a C++ program.
+WL_CXX    := $(patsubst tests/workloads/%.cpp,$(BUILD)/workloads/%,$(wildcard tests/workloads/*.cpp))
 WL_LIBS   := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib*.c))
 WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(filter-out tests/workloads/lib%.c,\
-               $(wildcard tests/workloads/*.c))) $(WL_LIBS)
+               $(wildcard tests/workloads/*.c))) $(WL_LIBS) $(WL_CXX)
 BIN       := $(if $(SAN),$(BUILD)/perf-prof,perf-prof)
 
 DEPS_STAMP := build/.deps-ok
@@ -135,12 +137,25 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)
 	@echo "  WORKLOAD $@"
 	@$(CC) $(WL_CFLAGS) -Wall -Wextra -o $@ $< $(WL_LDLIBS) -lpthread
+$(BUILD)/workloads/%: tests/workloads/%.cpp
+	@mkdir -p $(dir $@)
+	@echo "  WORKLOAD $@"
+	@$(CXX) $(WL_CFLAGS) -std=c++20 -Wall -Wextra -o $@ $<
 $(BUILD)/workloads/lib%.so: tests/workloads/lib%.c
 	@mkdir -p $(dir $@)
 	@echo "  WORKLOAD $@"
 	@$(CC) $(WL_CFLAGS) -Wall -Wextra -fPIC -shared -o $@ $<
 $(BUILD)/workloads/chain_nofp: $(BUILD)/workloads/libcfi_plt.so
 $(BUILD)/workloads/chain_nofp: WL_LDLIBS := -L$(BUILD)/workloads -lcfi_plt -Wl,-rpath,'$$ORIGIN'
+$(BUILD)/workloads/heap_inject: WL_LDLIBS := -no-pie -Wl,-rpath,'$$ORIGIN'
+# Position-dependent, taking malloc's address: its PLT entry is malloc's canonical address.
+# heap_inject_pie is the same program as a PIE.
+$(BUILD)/workloads/heap_inject $(BUILD)/workloads/heap_nopie: WL_CFLAGS += -fno-pie
+$(BUILD)/workloads/heap_nopie: WL_LDLIBS := -no-pie
+$(BUILD)/workloads/heap_inject_pie: tests/workloads/heap_inject.c
+	@mkdir -p $(dir $@)
+	@echo "  WORKLOAD $@"
+	@$(CC) $(WL_CFLAGS) -Wall -Wextra -o $@ $< -Wl,-rpath,'$$ORIGIN'
 # No .eh_frame_hdr, frame pointers: the heap agent walker's fallback (heap_agent_unwind_test).
 $(BUILD)/workloads/libcfi_fponly.so: WL_CFLAGS := -O2 -g -fno-omit-frame-pointer -Wl,--no-eh-frame-hdr
 
@@ -152,7 +167,7 @@ $(BUILD)/workloads/libcfi_fponly.so: WL_CFLAGS := -O2 -g -fno-omit-frame-pointer
 AGENT_SRCS      := $(wildcard lib/heap/agent/*.c)
 AGENT           := $(if $(SAN),$(BUILD)/perf-prof-heap.so,perf-prof-heap.so)
 AGENT_CFLAGS    := -std=gnu11 -O2 -g -Wall -Wextra -fPIC -fno-omit-frame-pointer -fvisibility=hidden \
-                   -ftls-model=initial-exec -fno-stack-protector -Ilib
+                   -ftls-model=initial-exec -fno-stack-protector -fasynchronous-unwind-tables -Ilib
 AGENT_UNIT_SRCS := $(filter lib/heap/agent/unwind.c lib/heap/agent/unwind_cfi.c,$(AGENT_SRCS))
 AGENT_UNIT_OBJS := $(AGENT_UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
 all: $(AGENT)
@@ -167,6 +182,11 @@ $(BUILD)/obj/lib/heap/agent/%.o: lib/heap/agent/%.c
 $(BUILD)/unit_tests: $(UNIT_OBJS) $(LIB_OBJS) $(AGENT_UNIT_OBJS)
 	@echo "  LINK     $@"
 	@$(CXX) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lgtest -lgtest_main
+
+# heap_agent_run_test runs workloads under the agent.
+HEAP_AGENT_TEST_DEPS := $(AGENT) $(addprefix $(BUILD)/workloads/,leaks heap_fork heap_cxx heap_inject heap_inject_pie \
+                          libheap_dl.so heap_threads heap_nopie heap_sampled)
+$(BUILD)/unit_tests: | $(HEAP_AGENT_TEST_DEPS)
 
 # sdt_notes_test reads the USDT notes of the usdt_app workload beside the test binary.
 $(BUILD)/unit_tests: | $(BUILD)/workloads/usdt_app
@@ -275,6 +295,7 @@ fuzz-build: $(FUZZ_BINS)
 # their own symbols (no malloc of their own, as nm sees them): the sanitizers' runtime is the shared
 # one, as gcc links it, not clang's default static copy.
 ASAN_RT_DIR := $(dir $(shell clang -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null))
+$(FUZZ_UNIT): | $(HEAP_AGENT_TEST_DEPS)
 $(FUZZ_UNIT): $(UNIT_SRCS:%.cpp=$(FUZZ)/obj/%.o) $(AGENT_UNIT_SRCS:%.c=$(FUZZ)/obj/%.o) $(FUZZ_LIB) | $(BUILD)/workloads/usdt_app \
                $(BUILD)/workloads/libcfi_callback.so $(BUILD)/workloads/libcfi_fponly.so
 	@echo "  LINK     $@"
