@@ -39,8 +39,8 @@ std::vector<uint64_t> agent_chain(std::span<const uint64_t> frames) {
     return c;
 }
 
-AgentHeap::AgentHeap(std::unique_ptr<AgentSource> ch, unsigned period_ms)
-    : ch_(std::move(ch)), book_(ch_->header()->mode == PPH_FULL) {
+AgentHeap::AgentHeap(std::unique_ptr<AgentSource> ch, unsigned period_ms, std::function<void()> tick)
+    : ch_(std::move(ch)), book_(ch_->header()->mode == PPH_FULL), tick_(std::move(tick)) {
     if (!period_ms) return;
     // The drain thread takes no signal: the session reads them from its signalfd.
     sigset_t all, old;
@@ -66,6 +66,7 @@ void AgentHeap::run(unsigned period_ms) {
             std::lock_guard<std::mutex> g(mu_);
             drain_locked();
         }
+        if (tick_) tick_();
         // A busy ring is drained again at once; an idle one after the period.
         if (drained_.load(std::memory_order_relaxed) == before)
             std::this_thread::sleep_for(std::chrono::milliseconds(period_ms));

@@ -76,7 +76,9 @@ class AgentHeap final : public HeapSource {
 public:
     // Takes over an attached channel and, unless `period_ms` is 0 (the tests), starts a
     // thread draining it every `period_ms` (at once again while records keep coming).
-    explicit AgentHeap(std::unique_ptr<AgentSource> ch, unsigned period_ms = 5);
+    // `tick`, when given, is called by that thread after each round, outside the tables' lock
+    // (kmemleak --user watches the attach and the exit there).
+    explicit AgentHeap(std::unique_ptr<AgentSource> ch, unsigned period_ms = 5, std::function<void()> tick = {});
     ~AgentHeap() override;  // stops the drain thread; the channel is closed with it
     AgentHeap(const AgentHeap&) = delete;
     AgentHeap& operator=(const AgentHeap&) = delete;
@@ -112,6 +114,7 @@ private:
     std::unordered_map<uint64_t, std::vector<uint64_t>> chains_;
     std::atomic<uint64_t> drained_{0};
     std::atomic<bool> stop_{false};
+    std::function<void()> tick_;
     std::thread thread_;
 };
 
