@@ -168,6 +168,8 @@ $(BUILD)/unit_tests: $(UNIT_OBJS) $(LIB_OBJS) $(AGENT_UNIT_OBJS)
 
 # sdt_notes_test reads the USDT notes of the usdt_app workload beside the test binary.
 $(BUILD)/unit_tests: | $(BUILD)/workloads/usdt_app
+# injector_test injects libinject_probe.so into inject_target.
+$(BUILD)/unit_tests: | $(BUILD)/workloads/inject_target $(BUILD)/workloads/libinject_probe.so
 
 unit: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests --gtest_brief=1

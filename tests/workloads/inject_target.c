@@ -1,0 +1,100 @@
+/*
+ * inject_target MODE ...: a process to inject into (tests/unit/injector_test.cpp). Each mode
+ * prints "ready" once it is about to do what the test injects into, then:
+ *
+ *   spin N          N rounds of integer and floating-point work held in registers (the vector
+ *                   state an injected call clobbers); prints the results; exit code from them.
+ *   read            one read(2) of stdin; prints how many bytes and what; exits 3.
+ *   sleep MS        one clock_nanosleep of MS milliseconds; prints its result and the time it
+ *                   took; exits 4.
+ *   threads K MS    K threads spinning in user space for MS milliseconds beside a sleeping
+ *                   main thread; prints "rounds ok" when each thread made progress; exits 0.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "workload.h"
+
+static const char* const kUsage = "inject_target spin N | read | sleep MS | threads K MS";
+
+static void ready(void) {
+    printf("ready\n");
+    fflush(stdout);
+}
+
+static long elapsed_ms(const struct timespec* a) {
+    struct timespec b;
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    return (b.tv_sec - a->tv_sec) * 1000 + (b.tv_nsec - a->tv_nsec) / 1000000;
+}
+
+static int spin(long n) {
+    ready();
+    unsigned long long h = 1469598103934665603ull;
+    double s = 0.0, t = 1.0;
+    for (long i = 0; i < n; i++) {
+        h = (h ^ (unsigned long long)i) * 1099511628211ull;
+        s += (double)(h & 1023) * 0.001;
+        t = t * 0.999999 + 0.5 * (double)(i & 7);
+    }
+    printf("h %llx s %.17g t %.17g\n", h, s, t);
+    return (int)(h & 63);
+}
+
+static int read_once(void) {
+    ready();
+    char buf[64];
+    ssize_t n = read(0, buf, sizeof buf - 1);
+    buf[n > 0 ? n : 0] = '\0';
+    printf("got %zd %s\n", n, buf);
+    return 3;
+}
+
+static int sleep_once(long ms) {
+    ready();
+    struct timespec start, ts = {ms / 1000, (ms % 1000) * 1000000L};
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    int rc = clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+    printf("rc %d elapsed %ld\n", rc, elapsed_ms(&start));
+    return 4;
+}
+
+static volatile int g_stop;
+
+static void* spinner(void* arg) {
+    volatile unsigned long* rounds = arg;
+    while (!g_stop) (*rounds)++;
+    return NULL;
+}
+
+static int threads(long k, long ms) {
+    pthread_t t[64];
+    unsigned long rounds[64] = {0};
+    if (k > 64) k = 64;
+    for (long i = 0; i < k; i++) pthread_create(&t[i], NULL, spinner, &rounds[i]);
+    ready();
+    usleep((useconds_t)ms * 1000);
+    g_stop = 1;
+    int ok = 1;
+    for (long i = 0; i < k; i++) {
+        pthread_join(t[i], NULL);
+        ok &= rounds[i] > 0;
+    }
+    printf("rounds %s\n", ok ? "ok" : "missing");
+    return ok ? 0 : 1;
+}
+
+int main(int argc, char** argv) {
+    if (argc == 3 && !strcmp(argv[1], "spin")) return spin(parse_num(argv[2], kUsage));
+    if (argc == 2 && !strcmp(argv[1], "read")) return read_once();
+    if (argc == 3 && !strcmp(argv[1], "sleep")) return sleep_once(parse_num(argv[2], kUsage));
+    if (argc == 4 && !strcmp(argv[1], "threads"))
+        return threads(parse_num(argv[2], kUsage), parse_num(argv[3], kUsage));
+    fprintf(stderr, "usage: %s\n", kUsage);
+    return 2;
+}
