@@ -67,6 +67,9 @@ AgentLink::AgentLink(int pid, const AgentSettings& s) : pid_(pid) {
     o.rate = s.rate;
     o.flags = s.exit_scan ? PPH_F_EXIT_SCAN : 0;
     o.target_pid = pid;
+    // Full tracking: a ring of 1 Mi records (32 MiB), about 50 ms of a program that does nothing
+    // but allocate, so that the drain thread may lose the CPU a while without a record dropped.
+    if (!s.rate) o.ring_slots = 1u << 20;
     // The channel belongs to the process's user: its agent opens it.
     struct stat st;
     const std::string proc = "/proc/" + std::to_string(pid);

@@ -78,7 +78,7 @@ public:
     // thread draining it every `period_ms` (at once again while records keep coming).
     // `tick`, when given, is called by that thread after each round, outside the tables' lock
     // (kmemleak --user watches the attach and the exit there).
-    explicit AgentHeap(std::unique_ptr<AgentSource> ch, unsigned period_ms = 5, std::function<void()> tick = {});
+    explicit AgentHeap(std::unique_ptr<AgentSource> ch, unsigned period_ms = 2, std::function<void()> tick = {});
     ~AgentHeap() override;  // stops the drain thread; the channel is closed with it
     AgentHeap(const AgentHeap&) = delete;
     AgentHeap& operator=(const AgentHeap&) = delete;

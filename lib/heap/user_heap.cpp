@@ -114,7 +114,7 @@ public:
                 try {
                     std::unique_ptr<AgentLink> link = launched_ ? AgentLink::launch(tgid_, s) : AgentLink::inject(tgid_, s);
                     link_ = link.get();
-                    agent_ = std::make_unique<AgentHeap>(std::move(link), 5, [this] { tick(); });
+                    agent_ = std::make_unique<AgentHeap>(std::move(link), 2, [this] { tick(); });
                     src_ = agent_.get();
                     agent_ok_ = link_->state() == PPH_STATE_RECORDING;
                 } catch (const Error& e) {
@@ -259,20 +259,47 @@ private:
         start_probes(find_allocator(tgid_));
     }
 
-    // The agent waits at exit: every other thread stopped, the last records drained, the scan,
-    // and the process let go whatever happened.
+    // The agent waits at exit: the scan (report() stops the other threads), and the process let
+    // go whatever happened.
     void exit_scan() {
         struct Release {
             AgentLink* link;
             ~Release() { link->finish_exit_scan(); }
         } release{link_};
-        std::unique_ptr<Freeze> freeze;
-        try {
-            freeze = std::make_unique<Freeze>(tgid_);
-        } catch (const Error&) {
-            // Scanned running: the exiting thread waits; the others seldom run at exit.
-        }
         report(true, true);
+    }
+
+    // The process held still for a scan of its memory, on the agent's path. A command of ours
+    // is stopped with SIGSTOP (ptrace would make its stops reach the session's waitpid, which
+    // reaps the workload), with a guard that continues it if perf-prof dies meanwhile; a
+    // process attached to is frozen with ptrace (no signal it can see). Released on destruction.
+    struct Hold {
+        int pid = -1;
+        bool sigstopped = false;
+        std::unique_ptr<ContinueGuard> guard;
+        std::unique_ptr<Freeze> freeze;
+        bool held = false;
+        void release() {
+            freeze.reset();
+            if (sigstopped) ::kill(pid, SIGCONT);
+            sigstopped = false;
+            guard.reset();
+        }
+        ~Hold() { release(); }
+    };
+    void hold(Hold& h) {
+        h.pid = tgid_;
+        if (launched_) {
+            h.guard = std::make_unique<ContinueGuard>(tgid_);
+            h.sigstopped = ::kill(tgid_, SIGSTOP) == 0;
+            h.held = h.sigstopped && wait_stopped(tgid_);
+            return;
+        }
+        try {
+            h.freeze = std::make_unique<Freeze>(tgid_);
+            h.held = true;
+        } catch (const Error&) {
+        }
     }
 
     // The statistics block, and the calls the maps could not hold.
@@ -291,19 +318,15 @@ private:
     void report(bool at_exit, bool final) {
         src_->poll();
         bool stopped_here = false, scannable = false;
-        std::unique_ptr<Freeze> freeze;
+        Hold held;
         const char st = perf::task_state(tgid_);
         if (o_.rate) {
             // Nothing to scan.
         } else if (src_ == agent_.get()) {
-            if (at_exit) {
-                scannable = perf::alive_state(st);
-            } else if (perf::alive_state(st)) {
-                try {
-                    freeze = std::make_unique<Freeze>(tgid_);
-                    scannable = true;
-                } catch (const Error&) {
-                }
+            if (perf::alive_state(st)) {
+                hold(held);
+                // At exit the thread that waits for us stays put: scannable even unheld.
+                scannable = held.held || at_exit;
             }
             src_->poll();  // what the threads did before they stopped
         } else if (perf::alive_state(st)) {
@@ -328,7 +351,7 @@ private:
             if (agent_ && src_ == agent_.get()) roots = without(std::move(roots), agent_->agent_ranges());
             reachable = mark_reachable(blocks, roots, process_memory(tgid_), src_->freed());
         }
-        freeze.reset();
+        held.release();
         if (stopped_here) ::kill(tgid_, SIGCONT);
 
         const uint64_t now = uint64_t(core::monotonic_now_ns());
