@@ -182,7 +182,7 @@ public:
             // The heap agent goes in with the command (LD_PRELOAD); the eBPF fallback, when it
             // cannot, is attached before the command runs.
             serve::HeapTarget& h = heap_target(workload_->pid(), perf::command_path(opt.workload.front()));
-            h.launch();
+            h.launch(o_.heap);
             if (o_.heap && !h.has_agent()) h.attach();
             workload_->release();
             if (o_.heap) h.attach();

@@ -63,12 +63,13 @@ HeapTarget::HeapTarget(int pid, const HeapSettings& s, std::string command_path)
 
 HeapTarget::~HeapTarget() = default;
 
-void HeapTarget::launch() {
+void HeapTarget::launch(bool growth_now) {
     if (!heap::agent_unusable_here(command_path_, 0).empty()) return;
     try {
         std::unique_ptr<heap::AgentLink> link = heap::AgentLink::launch(pid_, {s_.rate, false});
         link_ = link.get();
         agent_ = std::make_unique<heap::AgentHeap>(std::move(link));
+        if (growth_now) attach_growth();
     } catch (const Error&) {
         // attach() says why when a heap profile is asked for.
         link_ = nullptr;
@@ -108,7 +109,9 @@ void HeapTarget::attach() {
             }
         }
     }
-    if (!src_) {
+    if (src_) {
+        if (!growth_) attach_growth();
+    } else {
         heap::note_ebpf_fallback(who, why);
         try {
             heap::HeapProbeOptions o;
@@ -130,6 +133,20 @@ heap::Allocator HeapTarget::find_allocator() const {
                          core::read_file_or_empty(proc_path(pid_, "comm")) != "perf-exec\n";
     return command_path_.empty() || started ? heap::find_allocator(pid_)
                                             : heap::find_allocator_for_command(command_path_);
+}
+
+void HeapTarget::attach_growth() {
+    // The agent sees no brk or mmap: the eBPF program's growth tracepoints do, without its
+    // allocator probes (their cost on every call is what the agent saves). A growth inside an
+    // allocator call then counts for the system call's own user stack, which stops early
+    // where the allocator has no frame pointers.
+    heap::HeapProbeOptions o;
+    o.growth = true;
+    try {
+        growth_ = std::make_unique<heap::HeapProbes>(pid_, heap::Allocator{}, o);
+    } catch (const Error& e) {
+        throw Error("heap profile of process " + std::to_string(pid_) + ": " + e.what(), e.hint(), e.kind());
+    }
 }
 
 bool HeapTarget::attached() const {
@@ -166,18 +183,7 @@ std::string HeapTarget::heap_text() {
 std::string HeapTarget::growth_text() {
     attach();
     touch();
-    if (!probes_ && !growth_) {
-        // The agent sees no brk or mmap: the eBPF growth probes do (with uprobes on the
-        // allocator, so that growth inside a call counts for the call's stack).
-        heap::HeapProbeOptions o;
-        o.sample_rate = s_.rate;
-        o.growth = true;
-        try {
-            growth_ = std::make_unique<heap::HeapProbes>(pid_, find_allocator(), o);
-        } catch (const Error& e) {
-            throw Error("heap profile of process " + std::to_string(pid_) + ": " + e.what(), e.hint(), e.kind());
-        }
-    }
+    if (!probes_ && !growth_) attach_growth();
     heap::HeapProbes& g = probes_ ? *probes_ : *growth_;
     std::vector<output::GrowthRecord> records;
     for (const auto& [key, t] : g.growth_totals()) records.push_back({t.objects, t.bytes, addrs_of(g, key)});

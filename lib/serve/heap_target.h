@@ -3,7 +3,7 @@
 // else the eBPF heap profiler (heap/heap_probes.h), attached on the first heap request with
 // sampling as tcmalloc and Go sample, and removed when no heap request came for a while or the
 // target is gone. /pprof/growth (the stacks that grow the heap with brk and mmap) stays on the
-// eBPF growth probes, attached on its first request. Answers in gperftools' heap profile
+// eBPF program's growth tracepoints, attached with the agent (without its allocator probes). Answers in gperftools' heap profile
 // text (`heap profile: … @ heap_v2/RATE`, pprof unsamples it) and as Go's net/http/pprof heap
 // and allocs profile.proto (unsampled here, as Go's runtime does).
 #pragma once
@@ -38,8 +38,9 @@ public:
 
     // A command serve launched, not released yet: the agent goes into it with LD_PRELOAD and
     // records (sampled) from its start; attach() then only takes it up. Nothing when the agent
-    // cannot be used (attach() falls back to eBPF then).
-    void launch();
+    // cannot be used (attach() falls back to eBPF then). `growth_now`: the growth tracepoints
+    // too, before the command runs (serve --heap).
+    void launch(bool growth_now);
     bool has_agent() const { return agent_ != nullptr; }
     // Attaches the probes unless attached. Throws Error (no known allocator, process gone, eBPF
     // refused) with a message for the client.
@@ -63,6 +64,7 @@ public:
 private:
     void touch();
     heap::Allocator find_allocator() const;
+    void attach_growth();
 
     int pid_;
     HeapSettings s_;
