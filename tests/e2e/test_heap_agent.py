@@ -36,10 +36,20 @@ def sigma_bound(n, size, k=5.0):
     return k * math.sqrt((1 - p) / (n * p))
 
 
+def by_leaf(groups):
+    """{leaf function: (bytes, objects)} summed over the groups (a function calling malloc from
+    two call sites, an unrolled loop, makes two groups)."""
+    sums = {}
+    for nbytes, objects, frames in groups:
+        if frames:
+            b, o = sums.get(frames[0], (0, 0))
+            sums[frames[0]] = (b + nbytes, o + objects)
+    return sums
+
+
 def in_use_by_leaf(out):
-    """{leaf function: (bytes, objects)} of the IN-USE report's groups (the last report)."""
-    tail = out[out.rfind("IN-USE BYTES REPORT"):]
-    return {g[2][0]: (g[0], g[1]) for g in parse(tail)["In use"] if g[2]}
+    """by_leaf() of the IN-USE report's groups (the last report)."""
+    return by_leaf(parse(out[out.rfind("IN-USE BYTES REPORT"):])["In use"])
 
 
 def state_of(pid):
@@ -118,7 +128,7 @@ ROUNDS_SRC = r"""
 #define ALLOCS 20000
 #define LEAK 3
 void* volatile sink;
-__attribute__((noinline)) void* round_leak(void) { return malloc(40); }
+__attribute__((noinline)) void* round_leak(void) { return malloc(48); }
 __attribute__((noinline)) void work(void) {
     for (int i = 0; i < ALLOCS - LEAK; i++) { void* p = malloc(16 + i % 64); sink = p; free(p); }
     for (int i = 0; i < LEAK; i++) { sink = round_leak(); sink = 0; }
@@ -214,7 +224,7 @@ def test_launched_output_unchanged_under_the_agent(pp, workload, tmp_path):
     check_leaks(report.read_text())
 
 
-def test_detach_leaves_it_running_unrecorded_and_a_second_attach_sees_its_own_window(pp, rounds_prog):
+def test_detach_leaves_it_running_at_its_own_speed(pp, rounds_prog):
     r = Rounds(rounds_prog)
     try:
         before = min(r.round() for _ in range(5))
@@ -223,27 +233,38 @@ def test_detach_leaves_it_running_unrecorded_and_a_second_attach_sees_its_own_wi
         b.send(signal.SIGINT)
         rc, out, err = b.finish(30)
         assert rc == 0 and err == "", err
-        leaks = {g[2][0]: (g[0], g[1]) for g in parse(out)["Leak of"] if g[2]}
-        assert leaks == {"round_leak": (40 * LEAK, LEAK)}, out
+        assert by_leaf(parse(out)["Leak of"]) == {"round_leak": (48 * LEAK, LEAK)}, out
         assert state_of(r.p.pid) in ("S", "R"), state_of(r.p.pid)
         # Detached: the agent stays mapped (dlclose is not safe), but no call goes through it.
         assert "perf-prof-heap.so" in open("/proc/%d/maps" % r.p.pid).read()
         after = min(r.round() for _ in range(5))
         # At its own speed again (generous: the machine is shared).
         assert after <= 2 * before + 2_000_000, (before, after)
-        # A second attach sees only the allocations of its own window.
+        rc_end, _ = r.end()
+        assert rc_end == 3
+    finally:
+        r.kill()
+
+
+def test_a_second_attach_sees_only_its_own_window(pp, rounds_prog):
+    """Nothing of the first attach is left recording: a second one reports exactly its own window."""
+    r = Rounds(rounds_prog)
+    try:
+        b = attach(pp, r.p.pid)
+        r.round()
+        b.send(signal.SIGINT)
+        assert b.finish(30)[0] == 0
+        r.round()  # between the two: not recorded
         b = attach(pp, r.p.pid)
         r.round()
         r.round()
         b.send(signal.SIGINT)
         rc, out, err = b.finish(30)
         assert rc == 0 and err == "", err
-        leaks = {g[2][0]: (g[0], g[1]) for g in parse(out)["Leak of"] if g[2]}
-        assert leaks == {"round_leak": (2 * 40 * LEAK, 2 * LEAK)}, out
+        assert by_leaf(parse(out)["Leak of"]) == {"round_leak": (2 * 48 * LEAK, 2 * LEAK)}, out
         m = re.search(r"^TOTAL alloc (\d+) free (\d+)$", out, re.M)
         assert m and (int(m.group(1)), int(m.group(2))) == (2 * ALLOCS, 2 * (ALLOCS - LEAK)), out
-        rc_end, _ = r.end()
-        assert rc_end == 3
+        assert r.end()[0] == 3
     finally:
         r.kill()
 
