@@ -305,3 +305,11 @@ def test_a_process_exiting_right_after_perf_prof_is_killed_is_never_left_stopped
         finally:
             if w.poll() is None:
                 w.kill()
+
+
+def test_call_graph_dwarf_is_the_agents_own_walk(pp, workload):
+    """The agent walks every stack with CFI: --call-graph dwarf is accepted and changes nothing."""
+    rc, out, err = pp.run(["kmemleak", "--user", "--probes=agent", "--call-graph", "dwarf", "--", workload("leaks"),
+                           str(SMALL), str(BIG), str(ROUNDS)], timeout=60)
+    assert rc == 0 and err == "", err
+    check_leaks(out)

@@ -261,6 +261,10 @@ def test_sigkill_leaves_no_probe_behind(pp, workload, probes):
 @pytest.mark.parametrize("args, message", [
     (["kmemleak", "--user", "-p", "999999999"], r"999999999"),
     (["kmemleak", "--user"], r"--user.*-p PID or a command"),
+    (["kmemleak", "--user", "--probes=ebpf", "--call-graph", "dwarf", "-p", str(os.getpid())],
+     r"--call-graph dwarf needs the agent.*frame-pointer stacks only"),
+    (["kmemleak", "--user", "--probes=bpf", "-p", str(os.getpid())], r"--probes|probes' takes agent or ebpf"),
+    (["kmemleak", "--alloc", "kmem:kmalloc", "--free", "kmem:kfree", "--rate", "4096"], r"--rate goes with --user"),
 ])
 def test_bad_input_one_line(pp, args, message):
     before = tracefs_probes()
