@@ -147,6 +147,7 @@ $(BUILD)/workloads/lib%.so: tests/workloads/lib%.c
 	@$(CC) $(WL_CFLAGS) -Wall -Wextra -fPIC -shared -o $@ $<
 $(BUILD)/workloads/chain_nofp: $(BUILD)/workloads/libcfi_plt.so
 $(BUILD)/workloads/chain_nofp: WL_LDLIBS := -L$(BUILD)/workloads -lcfi_plt -Wl,-rpath,'$$ORIGIN'
+$(BUILD)/workloads/heap_inject: WL_LDLIBS := -Wl,-rpath,'$$ORIGIN'
 
 # ---- the heap agent (lib/heap/agent/*.c): a shared object of its own beside perf-prof, loaded into
 # the profiled process (LD_PRELOAD, or dlopen'd there by the injector), never linked into
@@ -174,7 +175,7 @@ $(BUILD)/unit_tests: $(UNIT_OBJS) $(LIB_OBJS) $(AGENT_UNIT_OBJS)
 
 # heap_agent_test runs workloads under the agent.
 $(BUILD)/unit_tests: | $(AGENT) $(BUILD)/workloads/leaks $(BUILD)/workloads/heap_fork $(BUILD)/workloads/heap_cxx \
-                      $(BUILD)/workloads/heap_inject $(BUILD)/workloads/libheap_dl.so
+                      $(BUILD)/workloads/heap_inject $(BUILD)/workloads/libheap_dl.so $(BUILD)/workloads/heap_threads
 
 # sdt_notes_test reads the USDT notes of the usdt_app workload beside the test binary.
 $(BUILD)/unit_tests: | $(BUILD)/workloads/usdt_app

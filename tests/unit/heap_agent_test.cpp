@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -277,7 +278,8 @@ bool on_stack(int pid, uint64_t sp) {
 }
 
 // Runs argv with the agent preloaded on channel `ch`, draining it until the process ended.
-// Without `live`, the ring is read only once the process ended, and the heartbeat not renewed.
+// Without `live`, the ring is read only once the process ended, the heartbeat is not renewed and
+// nobody lets a process waiting at exit go on.
 // Without `preload`, the process loads the agent itself (heap_inject).
 AgentRun run_under_agent(AgentChannel& ch, const std::vector<std::string>& argv, bool live = true,
                          bool preload = true) {
@@ -324,7 +326,7 @@ AgentRun run_under_agent(AgentChannel& ch, const std::vector<std::string>& argv,
     for (int i = 0; i < 30000; i++) {  // 30 s at most
         collect();
         pph_header* h = ch.header();
-        if (__atomic_load_n(&h->exit_state, __ATOMIC_ACQUIRE) == PPH_EXIT_WAITING && !r.exit_waited) {
+        if (live && __atomic_load_n(&h->exit_state, __ATOMIC_ACQUIRE) == PPH_EXIT_WAITING && !r.exit_waited) {
             r.exit_waited = true;
             r.exit_tid = h->exit_tid;
             r.exit_sp = h->exit_sp;
@@ -404,6 +406,9 @@ TEST(HeapAgentRun, FullModeRecordsEveryCallOfLeaks) {
     const pph_header* h = ch.header();
     EXPECT_EQ(h->state, uint32_t(PPH_STATE_RECORDING)) << ch.error();
     EXPECT_EQ(h->agent_pid, h->target_pid);
+    // The agent's own memory, never roots of the leak scan: the channel, then its segments.
+    EXPECT_EQ(h->agent_ranges[0].end - h->agent_ranges[0].start, h->map_size);
+    EXPECT_LT(h->agent_ranges[3].start, h->agent_ranges[3].end);
     EXPECT_EQ(h->dropped_records, 0u);
     EXPECT_EQ(h->dropped_stacks, 0u);
     Outstanding o(r.recs);
@@ -522,6 +527,9 @@ TEST(HeapAgentRun, InjectModePatchesAndRestoresTheSlots) {
     ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << r.status << " " << ch.error();
     EXPECT_EQ(r.out, "heap_inject done\n");
     EXPECT_EQ(ch.state(), uint32_t(PPH_STATE_OFF));
+    int ranges = 0;  // the channel, the agent's segments, the saved-slot table
+    for (const pph_range& g : ch.header()->agent_ranges) ranges += g.start < g.end;
+    EXPECT_GE(ranges, 3);
     Outstanding o(r.recs);
     auto sizes = o.sizes();
     EXPECT_EQ(sizes[56], uint64_t(n));  // the program's own calls
@@ -533,6 +541,71 @@ TEST(HeapAgentRun, InjectModePatchesAndRestoresTheSlots) {
     EXPECT_EQ(sizes.count(16), 0u);
     for (auto& [p, rec] : o.live)
         EXPECT_TRUE((rec.size != 56 && rec.size != 88) || !ch.stack(rec.stack).empty()) << rec.size;
+}
+
+// pthread_create allocates the new thread's TLS descriptors (glibc): blocks that are neither the
+// workload's nor freed before exit; the checks below count the workload's own sizes.
+TEST(HeapAgentRun, ThreadsFullModeExact) {
+    ASSERT_FALSE(agent_path().empty());
+    AgentChannel ch({});
+    const int threads = 4, rounds = 20000, leaks = 3;
+    AgentRun r = run_under_agent(ch, {workload("heap_threads"), std::to_string(threads), std::to_string(rounds),
+                                      std::to_string(leaks)});
+    ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << ch.error();
+    const pph_header* h = ch.header();
+    EXPECT_EQ(h->dropped_records, 0u);
+    Outstanding o(r.recs);
+    EXPECT_EQ(o.unknown_frees, 0u);
+    EXPECT_EQ(o.sizes()[200], uint64_t(threads * leaks));
+    EXPECT_EQ(h->calls_alloc, o.allocs);
+    EXPECT_EQ(h->calls_free, o.frees);
+    EXPECT_GE(o.frees, uint64_t(threads) * rounds);
+    EXPECT_LE(o.frees, uint64_t(threads) * rounds + 16);  // glibc's own, for the threads
+}
+
+TEST(HeapAgentRun, ThreadsSampledModeCountsEveryCall) {
+    ASSERT_FALSE(agent_path().empty());
+    AgentChannel ch({.mode = PPH_SAMPLED, .rate = 64 << 10});
+    const int threads = 4, rounds = 20000, leaks = 3;
+    AgentRun r = run_under_agent(ch, {workload("heap_threads"), std::to_string(threads), std::to_string(rounds),
+                                      std::to_string(leaks)});
+    ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0) << ch.error();
+    const pph_header* h = ch.header();
+    Outstanding o(r.recs);
+    EXPECT_EQ(o.unknown_frees, 0u);
+    // Each thread's batched counts were flushed when it ended (or at exit, the main thread's).
+    EXPECT_GE(h->calls_alloc, uint64_t(threads) * (rounds + leaks));
+    EXPECT_LE(h->calls_alloc, uint64_t(threads) * (rounds + leaks) + 16);
+    EXPECT_GE(h->calls_free, uint64_t(threads) * rounds);
+    EXPECT_LE(h->calls_free, uint64_t(threads) * rounds + 16);
+    // About 4 * 20000 * 271 bytes / 64 KiB = 331 kept; far fewer than the calls, far more than 0.
+    EXPECT_GT(o.allocs, 100u);
+    EXPECT_LT(o.allocs, 1000u);
+}
+
+TEST(HeapAgentRun, DetachRequestTurnsTheAgentOff) {
+    ASSERT_FALSE(agent_path().empty());
+    AgentChannel ch({});
+    ch.header()->detach = 1;
+    AgentRun r = run_under_agent(ch, {workload("leaks"), "1", "1", "2000"});
+    ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+    EXPECT_EQ(ch.state(), uint32_t(PPH_STATE_OFF));
+    EXPECT_LE(r.recs.size(), 4096u);
+    EXPECT_EQ(ch.header()->calls_alloc, Outstanding(r.recs).allocs);
+}
+
+// perf-prof gone while the process waits at exit for the scan: it goes on exiting once the
+// heartbeat is older than the time-out, never later.
+TEST(HeapAgentRun, ExitScanGivesUpWhenPerfProfIsGone) {
+    ASSERT_FALSE(agent_path().empty());
+    AgentChannel ch({.flags = PPH_F_EXIT_SCAN});
+    const auto t0 = std::chrono::steady_clock::now();
+    AgentRun r = run_under_agent(ch, {workload("leaks"), "1", "1", "10"}, false);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_TRUE(WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0);
+    EXPECT_EQ(ch.header()->exit_state, uint32_t(PPH_EXIT_DONE));
+    EXPECT_GE(s, 2.5);
+    EXPECT_LT(s, PPH_HEARTBEAT_TIMEOUT_NS / 1e9 + 2.0);
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 // that the GOT patching is tested on its own. Between attach and detach it leaks `n` blocks of
 // 56 bytes through malloc, 2 through strdup (libc's own call to malloc, through libc's GOT), and
 // `n` blocks of 88 bytes from libheap_dl.so, dlopen'd after the attach (patched when dlopen
-// returns) and dlclose'd; it also takes malloc's address while patched. Allocations before
+// returns; by its name, found through this program's RUNPATH $ORIGIN) and dlclose'd; it also takes malloc's address while patched. Allocations before
 // the attach and after the detach are not recorded; the address taken still works after it.
 //   heap_inject AGENT CHANNEL [n]
 #include <dlfcn.h>
@@ -39,11 +39,9 @@ int main(int argc, char** argv) {
     leak(n, 56);
     sink = strdup("perf-prof heap agent");
     sink = strdup("inject");
-    char lib[4096];
-    snprintf(lib, sizeof lib, "%s", argv[0]);
-    char* slash = strrchr(lib, '/');
-    snprintf(slash ? slash + 1 : lib, sizeof lib - (size_t)(slash ? slash + 1 - lib : 0), "libheap_dl.so");
-    void* h = dlopen(lib, RTLD_NOW);
+    // By name: found along this program's RUNPATH ($ORIGIN), which the agent's dlopen hook
+    // searches on the program's behalf.
+    void* h = dlopen("libheap_dl.so", RTLD_NOW);
     if (!h) return fail("dlopen libheap_dl.so");
     void* (*dl_alloc)(size_t) = (void* (*)(size_t))dlsym(h, "heap_dl_alloc");
     if (!dl_alloc) return fail("dlsym heap_dl_alloc");

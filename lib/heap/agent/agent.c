@@ -67,14 +67,15 @@ size_t pph_boot_size(const void* p) {
 
 void* pph_resolve(int s) {
     struct pph_tls* t = &pph_t;
-    if (t->guard & 2) return 0; /* nested inside dlsym: the caller takes the arena */
+    if (t->guard & 2) return pph_cxx_fallback(s); /* nested inside dlsym: C calls take the arena */
     const uint32_t g = t->guard;
     t->guard = g | 2;
     void* f = dlsym(pph_injected ? RTLD_DEFAULT : RTLD_NEXT, pph_sym_names[s]);
     if (f == pph_hooks[s]) f = 0; /* never ourselves */
     if (f) __atomic_store_n(&pph_real[s], f, __ATOMIC_RELAXED);
     t->guard = g;
-    return f;
+    /* Not kept: a runtime loaded later may still be found. */
+    return f ? f : pph_cxx_fallback(s);
 }
 
 /* ---- the channel ---- */
@@ -227,6 +228,12 @@ static int attach(const char* path) {
         pph_got_restore();
         set_error(h, "perf-prof-heap.so: %s", why);
         return -1;
+    }
+    if (pph_injected) {
+        /* The first range after the agent's segments. */
+        int k = 3;
+        while (k < PPH_RANGES && h->agent_ranges[k].start) k++;
+        if (k < PPH_RANGES) pph_got_tables(&h->agent_ranges[k].start, &h->agent_ranges[k].end);
     }
     __atomic_store_n(&h->state, PPH_STATE_RECORDING, __ATOMIC_RELEASE);
     return 0;

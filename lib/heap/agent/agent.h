@@ -62,6 +62,9 @@ extern void* const pph_hooks[PPH_S_COUNT];
 extern void* pph_real[PPH_S_COUNT];
 /* Resolves pph_real[s] (preload: the next definition after ours; inject: the process's own). */
 void* pph_resolve(int s);
+/* What an operator new/delete hook calls when the process has no such function to forward to
+ * (hooks.c); 0 for the C functions. */
+void* pph_cxx_fallback(int s);
 
 /* Per-thread state: initial-exec TLS, a few words. */
 struct pph_tls {
@@ -92,9 +95,14 @@ size_t pph_boot_size(const void* p);
 /* got.c: patches the slots of the pph_syms in every loaded object not patched yet (never the
  * agent's own). Returns the slots patched, or -1 with a reason in *why. */
 int pph_got_patch_new(const char** why);
+/* The saved-slot tables' memory (0, 0 before the first patch). */
+void pph_got_tables(uint64_t* start, uint64_t* end);
 /* Restores every patched slot to its original value. */
 void pph_got_restore(void);
 /* Forgets the slots of objects that were unloaded (after dlclose). */
 void pph_got_forget_unloaded(void);
+/* The file dlopen would open for `file` called from `caller` (its RUNPATH/RPATH, $ORIGIN):
+ * `file` itself when nothing applies, else a path written into buf. */
+const char* pph_caller_path(const char* file, const void* caller, char* buf, size_t size);
 
 #endif

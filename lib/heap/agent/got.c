@@ -10,10 +10,12 @@
  * The saved slots and the objects seen live in mmap'd tables (never malloc), serialised by a
  * spin lock (patching is rare: the attach, each dlopen and dlclose, the detach). */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "heap/agent/agent.h"
 
@@ -39,6 +41,11 @@ static void lock(void) {
 }
 static void unlock(void) {
     __atomic_store_n(&g_lock, 0, __ATOMIC_RELEASE);
+}
+
+void pph_got_tables(uint64_t* start, uint64_t* end) {
+    *start = (uint64_t)(uintptr_t)g_slots;
+    *end = g_slots ? *start + MAX_SLOTS * sizeof *g_slots + MAX_OBJECTS * sizeof *g_objects : 0;
 }
 
 static int tables(void) {
@@ -222,4 +229,89 @@ void pph_got_forget_unloaded(void) {
         g_nobjects = k;
     }
     unlock();
+}
+
+/* ---- dlopen's search on behalf of its caller ----
+ * glibc searches a name without a slash along the RUNPATH (or RPATH) of the object that called
+ * dlopen, found by the call's return address, and expands $ORIGIN to that object's directory.
+ * With dlopen's slot patched the caller is the agent, so the hook does that part itself: the
+ * path of the first directory of the caller's RUNPATH (else RPATH) that holds the file. (Not
+ * emulated: LD_LIBRARY_PATH before a RUNPATH, the RPATH of the caller's loaders.) */
+
+/* Appends s[0..n) to buf at *at; 0 when it does not fit. */
+static int put(char* buf, size_t size, size_t* at, const char* s, size_t n) {
+    if (*at + n >= size) return 0;
+    memcpy(buf + *at, s, n);
+    *at += n;
+    buf[*at] = 0;
+    return 1;
+}
+
+/* The directory of the caller's object. */
+static size_t origin_of(const struct link_map* lm, char* out, size_t size) {
+    size_t n;
+    if (lm->l_name && lm->l_name[0]) {
+        n = strlen(lm->l_name);
+        if (n >= size) return 0;
+        memcpy(out, lm->l_name, n);
+    } else {
+        const ssize_t r = readlink("/proc/self/exe", out, size - 1);
+        if (r <= 0) return 0;
+        n = (size_t)r;
+    }
+    while (n > 0 && out[n - 1] != '/') n--;
+    if (n > 1) n--; /* the slash itself, unless it is the root */
+    out[n] = 0;
+    return n;
+}
+
+/* `dir` (n bytes) with $ORIGIN or ${ORIGIN} expanded, then "/" and file, into buf. */
+static int expand(const char* dir, size_t n, const char* origin, size_t on, const char* file, char* buf, size_t size) {
+    size_t at = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < n;) {
+        if (dir[i] == '$' && i + 7 <= n && !memcmp(dir + i, "$ORIGIN", 7)) {
+            if (!on || !put(buf, size, &at, origin, on)) return 0;
+            i += 7;
+        } else if (dir[i] == '$' && i + 9 <= n && !memcmp(dir + i, "${ORIGIN}", 9)) {
+            if (!on || !put(buf, size, &at, origin, on)) return 0;
+            i += 9;
+        } else {
+            if (!put(buf, size, &at, dir + i, 1)) return 0;
+            i++;
+        }
+    }
+    return put(buf, size, &at, "/", 1) && put(buf, size, &at, file, strlen(file));
+}
+
+const char* pph_caller_path(const char* file, const void* caller, char* buf, size_t size) {
+    if (!file || !*file) return file;
+    Dl_info info;
+    struct link_map* lm = 0;
+    if (!dladdr1(caller, &info, (void**)&lm, RTLD_DL_LINKMAP) || !lm || !lm->l_ld) return file;
+    char origin[1024];
+    const size_t on = origin_of(lm, origin, sizeof origin);
+    if (strchr(file, '/')) {
+        /* A path: only $ORIGIN in it is the caller's. */
+        if (!strstr(file, "$ORIGIN") && !strstr(file, "${ORIGIN}")) return file;
+        const char* slash = strrchr(file, '/');
+        return expand(file, (size_t)(slash - file), origin, on, slash + 1, buf, size) ? buf : file;
+    }
+    const char* strtab = 0;
+    uint64_t runpath = 0, rpath = 0;
+    int has_runpath = 0, has_rpath = 0;
+    for (const ElfW(Dyn)* d = lm->l_ld; d->d_tag != DT_NULL; d++) {
+        if (d->d_tag == DT_STRTAB) strtab = (const char*)dyn_addr(d->d_un.d_ptr, lm->l_addr);
+        if (d->d_tag == DT_RUNPATH) runpath = d->d_un.d_val, has_runpath = 1;
+        if (d->d_tag == DT_RPATH) rpath = d->d_un.d_val, has_rpath = 1;
+    }
+    if (!strtab || (!has_runpath && !has_rpath)) return file;
+    const char* list = strtab + (has_runpath ? runpath : rpath);
+    for (const char* p = list; *p;) {
+        const char* end = strchr(p, ':');
+        const size_t n = end ? (size_t)(end - p) : strlen(p);
+        if (n && expand(p, n, origin, on, file, buf, size) && access(buf, F_OK) == 0) return buf;
+        p += n + (end ? 1 : 0);
+    }
+    return file;
 }

@@ -10,6 +10,7 @@
  * agent never changes a block's layout. */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -341,6 +342,55 @@ DEL3_HOOK(_ZdaPvmSt11align_val_t, PPH_S_DEL_ARR_SZ_AL)
 DEL3_HOOK(_ZdlPvSt11align_val_tRKSt9nothrow_t, PPH_S_DEL_AL_NT)
 DEL3_HOOK(_ZdaPvSt11align_val_tRKSt9nothrow_t, PPH_S_DEL_ARR_AL_NT)
 
+/* ---- stand-ins for a C++ runtime dlsym cannot find (a library that brought its own, loaded
+ * RTLD_LOCAL, calls operator new, and the global scope has none): the same blocks from the C
+ * allocator. A throwing form cannot throw from C: it aborts where the runtime would throw. ---- */
+
+static void* fb_new(size_t n) {
+    void* p = ((alloc1_fn)real(PPH_S_MALLOC))(n ? n : 1);
+    if (!p) abort();
+    return p;
+}
+static void* fb_new_nt(size_t n, const void* nt) {
+    (void)nt;
+    return ((alloc1_fn)real(PPH_S_MALLOC))(n ? n : 1);
+}
+static void* fb_new_al_nt(size_t n, size_t al, const void* nt) {
+    (void)nt;
+    void* p = 0;
+    return ((posix_memalign_fn)real(PPH_S_POSIX_MEMALIGN))(&p, al < sizeof(void*) ? sizeof(void*) : al, n ? n : 1)
+               ? 0
+               : p;
+}
+static void* fb_new_al(size_t n, size_t al) {
+    void* p = fb_new_al_nt(n, al, 0);
+    if (!p) abort();
+    return p;
+}
+static void fb_delete(void* p) {
+    ((free_fn)real(PPH_S_FREE))(p);
+}
+
+void* pph_cxx_fallback(int s) {
+    switch (s) {
+        case PPH_S_NEW:
+        case PPH_S_NEW_ARR:
+            return (void*)fb_new;
+        case PPH_S_NEW_NT:
+        case PPH_S_NEW_ARR_NT:
+            return (void*)fb_new_nt;
+        case PPH_S_NEW_AL:
+        case PPH_S_NEW_ARR_AL:
+            return (void*)fb_new_al;
+        case PPH_S_NEW_AL_NT:
+        case PPH_S_NEW_ARR_AL_NT:
+            return (void*)fb_new_al_nt;
+        default:
+            /* every delete form takes the block first; the other arguments are ignored */
+            return s >= PPH_S_DEL && s <= PPH_S_DEL_ARR_AL_NT ? (void*)fb_delete : 0;
+    }
+}
+
 /* ---- the loader ----
  * dlclose (both modes): the walker forgets the unloaded objects' rules, and (inject) the slots
  * of unloaded objects are forgotten. dlopen (inject mode only, never exported under its name:
@@ -359,7 +409,14 @@ PPH_HOOK int pph_h_dlclose(void* handle) {
 
 __attribute__((noinline)) static void* dlopen_hook(const char* file, int mode) {
     dlopen_fn f = (dlopen_fn)real(PPH_S_DLOPEN);
-    void* h = f ? f(file, mode) : 0;
+    if (!f) return 0;
+    /* An object loaded already is found by its name, as for the caller; else the caller's own
+     * search path is looked at here (see pph_caller_path). */
+    void* h = file ? f(file, mode | RTLD_NOLOAD) : 0;
+    if (!h) {
+        char buf[4096];
+        h = f(pph_caller_path(file, __builtin_return_address(0), buf, sizeof buf), mode);
+    }
     if (h && __atomic_load_n(&pph_on, __ATOMIC_RELAXED)) {
         const char* why;
         struct pph_tls* t = &pph_t;
