@@ -411,6 +411,30 @@ TEST(Freeze, AStoppedProcessStaysStopped) {
     EXPECT_EQ(t.finish(), std::make_pair(std::string("got 1 z\n"), 3));
 }
 
+// The owner of a Freeze killed: the kernel lets every thread go.
+TEST(Freeze, SigkillOfItsOwnerLetsTheThreadsGo) {
+    Target t({"threads", "3", "1000"});
+    ASSERT_EQ(t.line(), "ready");
+    int ready[2];
+    ASSERT_EQ(::pipe(ready), 0);
+    const pid_t owner = ::fork();
+    if (owner == 0) {
+        heap::Freeze f(t.pid());
+        (void)!::write(ready[1], "r", 1);
+        ::pause();
+        ::_exit(0);
+    }
+    char c;
+    ASSERT_EQ(::read(ready[0], &c, 1), 1);
+    EXPECT_EQ(thread_states(t.pid()), "tttt");
+    ::kill(owner, SIGKILL);
+    ::waitpid(owner, nullptr, 0);
+    EXPECT_TRUE(wait_until([&] { return running(t.pid()); }, 2000)) << thread_states(t.pid());
+    EXPECT_EQ(t.finish(), std::make_pair(std::string("rounds ok\n"), 0));
+    ::close(ready[0]);
+    ::close(ready[1]);
+}
+
 TEST(Freeze, AGoneProcessIsAnError) {
     const pid_t c = ::fork();
     if (c == 0) ::_exit(0);
