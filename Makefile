@@ -39,10 +39,12 @@ LIB_OBJS  := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o) $(SHIM_SRCS:%.c=$(BUILD)/obj/%.o
 MAIN_OBJ  := $(BUILD)/obj/main.o
 UNIT_SRCS := $(wildcard tests/unit/*_test.cpp)
 UNIT_OBJS := $(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o)
-# tests/workloads/NAME.c is a program, libNAME.c a shared library beside the programs.
+# tests/workloads/NAME.c is a program, libNAME.c a shared library beside the programs;
+# NAME.cpp a C++ program.
+WL_CXX    := $(patsubst tests/workloads/%.cpp,$(BUILD)/workloads/%,$(wildcard tests/workloads/*.cpp))
 WL_LIBS   := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%.so,$(wildcard tests/workloads/lib*.c))
 WORKLOADS := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(filter-out tests/workloads/lib%.c,\
-               $(wildcard tests/workloads/*.c))) $(WL_LIBS)
+               $(wildcard tests/workloads/*.c))) $(WL_LIBS) $(WL_CXX)
 BIN       := $(if $(SAN),$(BUILD)/perf-prof,perf-prof)
 
 DEPS_STAMP := build/.deps-ok
@@ -135,6 +137,10 @@ $(BUILD)/workloads/%: tests/workloads/%.c
 	@mkdir -p $(dir $@)
 	@echo "  WORKLOAD $@"
 	@$(CC) $(WL_CFLAGS) -Wall -Wextra -o $@ $< $(WL_LDLIBS) -lpthread
+$(BUILD)/workloads/%: tests/workloads/%.cpp
+	@mkdir -p $(dir $@)
+	@echo "  WORKLOAD $@"
+	@$(CXX) $(WL_CFLAGS) -std=c++20 -Wall -Wextra -o $@ $<
 $(BUILD)/workloads/lib%.so: tests/workloads/lib%.c
 	@mkdir -p $(dir $@)
 	@echo "  WORKLOAD $@"
@@ -150,8 +156,8 @@ $(BUILD)/workloads/chain_nofp: WL_LDLIBS := -L$(BUILD)/workloads -lcfi_plt -Wl,-
 AGENT_SRCS      := $(wildcard lib/heap/agent/*.c)
 AGENT           := $(if $(SAN),$(BUILD)/perf-prof-heap.so,perf-prof-heap.so)
 AGENT_CFLAGS    := -std=gnu11 -O2 -g -Wall -Wextra -fPIC -fno-omit-frame-pointer -fvisibility=hidden \
-                   -ftls-model=initial-exec -fno-stack-protector -Ilib
-AGENT_UNIT_SRCS := $(filter lib/heap/agent/unwind.c,$(AGENT_SRCS))
+                   -ftls-model=initial-exec -fno-stack-protector -fasynchronous-unwind-tables -Ilib
+AGENT_UNIT_SRCS := $(filter lib/heap/agent/unwind.c lib/heap/agent/unwind_cfi.c,$(AGENT_SRCS))
 AGENT_UNIT_OBJS := $(AGENT_UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
 all: $(AGENT)
 $(AGENT): $(AGENT_SRCS) $(wildcard lib/heap/agent/*.h)
@@ -166,10 +172,16 @@ $(BUILD)/unit_tests: $(UNIT_OBJS) $(LIB_OBJS) $(AGENT_UNIT_OBJS)
 	@echo "  LINK     $@"
 	@$(CXX) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lgtest -lgtest_main
 
+# heap_agent_test runs workloads under the agent.
+$(BUILD)/unit_tests: | $(AGENT) $(BUILD)/workloads/leaks $(BUILD)/workloads/heap_fork $(BUILD)/workloads/heap_cxx \
+                      $(BUILD)/workloads/heap_inject $(BUILD)/workloads/libheap_dl.so
+
 # sdt_notes_test reads the USDT notes of the usdt_app workload beside the test binary.
 $(BUILD)/unit_tests: | $(BUILD)/workloads/usdt_app
 # injector_test injects libinject_probe.so into inject_target.
 $(BUILD)/unit_tests: | $(BUILD)/workloads/inject_target $(BUILD)/workloads/libinject_probe.so
+# heap_agent_unwind_test dlopens libcfi_callback.so beside it.
+$(BUILD)/unit_tests: | $(BUILD)/workloads/libcfi_callback.so
 
 unit: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests --gtest_brief=1
@@ -265,13 +277,15 @@ $(FUZZ)/%_fuzz: $(FUZZ)/obj/tests/fuzz/%_fuzz.o $(FUZZ_LIB)
 	@echo "  FUZZ     $@"
 	@clang++ $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(SHARED_LDLIBS)
 .SECONDARY: $(FUZZ_TARGETS:%=$(FUZZ)/obj/tests/fuzz/%.o)
+# The agent walker's parser is plain C outside the library.
+$(FUZZ)/agent_cfi_fuzz: $(FUZZ)/obj/lib/heap/agent/unwind_cfi.o
 fuzz-build: $(FUZZ_BINS)
 
 # The unit tests find the usdt_app workload and the fixtures relative to their binary. They read
 # their own symbols (no malloc of their own, as nm sees them): the sanitizers' runtime is the shared
 # one, as gcc links it, not clang's default static copy.
 ASAN_RT_DIR := $(dir $(shell clang -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null))
-$(FUZZ_UNIT): $(UNIT_SRCS:%.cpp=$(FUZZ)/obj/%.o) $(AGENT_UNIT_SRCS:%.c=$(FUZZ)/obj/%.o) $(FUZZ_LIB) | $(BUILD)/workloads/usdt_app
+$(FUZZ_UNIT): $(UNIT_SRCS:%.cpp=$(FUZZ)/obj/%.o) $(AGENT_UNIT_SRCS:%.c=$(FUZZ)/obj/%.o) $(FUZZ_LIB) | $(BUILD)/workloads/usdt_app $(BUILD)/workloads/libcfi_callback.so
 	@echo "  LINK     $@"
 	@ln -sfn ../workloads $(FUZZ)/workloads
 	@clang++ $(FUZZ_SAN) -shared-libasan -Wl,-rpath,$(ASAN_RT_DIR) -o $@ $(filter %.o,$^) $(FUZZ_LIB) \

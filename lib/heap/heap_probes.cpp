@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cmath>
 #include <string>
 
 #include "core/fd.h"
@@ -15,15 +14,6 @@
 #include "tep/tracefs.h"
 
 namespace perfprof::heap {
-
-std::vector<uint64_t> sample_gap_quantiles(uint64_t rate, size_t n) {
-    std::vector<uint64_t> gaps(n);
-    for (size_t i = 0; i < n; i++) {
-        const double q = -std::log((double(i) + 0.5) / double(n)) * double(rate);
-        gaps[i] = std::max<uint64_t>(1, uint64_t(std::llround(q)));
-    }
-    return gaps;
-}
 
 namespace {
 

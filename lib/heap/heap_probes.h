@@ -18,14 +18,9 @@
 
 #include "heap/allocator.h"
 #include "heap/reachability.h"
+#include "heap/sampling.h"
 
 namespace perfprof::heap {
-
-// The sampling gaps the eBPF program draws from (uniformly): kSampleQuantiles quantiles of the
-// exponential distribution of mean `rate`, gaps[i] = -ln((i + 0.5) / n) * rate, rounded, at
-// least 1. bpf/heap.bpf.c has the same count (SAMPLE_QUANTILES). Pure: exposed for tests.
-inline constexpr size_t kSampleQuantiles = 4096;
-std::vector<uint64_t> sample_gap_quantiles(uint64_t rate, size_t n = kSampleQuantiles);
 
 struct HeapProbeOptions {
     uint64_t sample_rate = 0;   // mean bytes between kept allocations; 0: keep every allocation
