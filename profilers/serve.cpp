@@ -179,8 +179,13 @@ public:
         if (launched) {
             workload_ = std::make_unique<perf::Workload>(opt.workload);
             access_.pids.push_back(workload_->pid());
-            if (o_.heap) heap_target(workload_->pid(), perf::command_path(opt.workload.front())).attach();
+            // The heap agent goes in with the command (LD_PRELOAD); the eBPF fallback, when it
+            // cannot, is attached before the command runs.
+            serve::HeapTarget& h = heap_target(workload_->pid(), perf::command_path(opt.workload.front()));
+            h.launch(o_.heap);
+            if (o_.heap && !h.has_agent()) h.attach();
             workload_->release();
+            if (o_.heap) h.attach();
         } else if (o_.heap) {
             for (int pid : access_.pids) heap_target(pid).attach();
         }
