@@ -61,6 +61,8 @@ namespace {
 constexpr int kDefaultTimeoutMs = 10000;
 constexpr int kRedZone = 128;
 constexpr int kSafePointTries = 50;  // interruptions tried before giving up on a safe point
+constexpr int kMaxSteps = 20000;     // instructions single-stepped towards one
+constexpr int64_t kStepNs = 20'000'000;
 constexpr long kRtldNow = 0x2, kRtldLocal = 0;
 constexpr uint64_t kEflagsTF = 0x100, kEflagsDF = 0x400;
 
@@ -295,6 +297,19 @@ public:
 
     ~Thread() { release(); }
 
+    // The vector state, once the thread is where it runs our calls.
+    void save_vector_state() {
+        xstate_.resize(16384);
+        iovec iov{xstate_.data(), xstate_.size()};
+        if (::ptrace(PTRACE_GETREGSET, tid_, reinterpret_cast<void*>(NT_X86_XSTATE), &iov) == 0) {
+            xstate_.resize(iov.iov_len);
+        } else {
+            xstate_.resize(sizeof(user_fpregs_struct));
+            if (::ptrace(PTRACE_GETFPREGS, tid_, nullptr, xstate_.data()) != 0) throw Gone{};
+            fpregs_only_ = true;
+        }
+    }
+
     // Whether the thread can run our calls now: blocked in a call that holds no lock, or
     // interrupted outside libc and the loader.
     bool safe_point() const {
@@ -302,6 +317,29 @@ public:
         for (const auto& [lo, hi] : p_.unsafe_text)
             if (saved_.rip >= lo && saved_.rip < hi) return false;
         return true;
+    }
+
+    // Lets the thread run on one instruction at a time until it is at a safe point (out of
+    // malloc or the loader, which take a few hundred instructions), at most `max_steps`.
+    bool step_to_safe_point(int max_steps) {
+        const int64_t deadline = core::monotonic_now_ns() + kStepNs;
+        int sig = 0;
+        for (int i = 0; i < max_steps; i++) {
+            if (safe_point()) return true;
+            if (::ptrace(PTRACE_SINGLESTEP, tid_, nullptr, reinterpret_cast<void*>(long(sig))) != 0) throw Gone{};
+            sig = 0;
+            std::optional<int> st = wait_for(tid_, deadline);
+            if (!st) {
+                // Blocked in a system call (a lock of the allocator's waited for): take it back.
+                ::ptrace(PTRACE_INTERRUPT, tid_, nullptr, nullptr);
+                if (!wait_for(tid_, core::monotonic_now_ns() + 2'000'000'000)) throw Gone{};
+                if (::ptrace(PTRACE_GETREGS, tid_, nullptr, &saved_) != 0) throw Gone{};
+                return safe_point();
+            }
+            if ((*st >> 16) == 0 && WSTOPSIG(*st) != SIGTRAP) defer(WSTOPSIG(*st));
+            if (::ptrace(PTRACE_GETREGS, tid_, nullptr, &saved_) != 0) throw Gone{};
+        }
+        return safe_point();
     }
 
     // Calls `fn` with `str` (copied on the stack; its address in rdi) or `rdi`, and `rsi`;
@@ -398,15 +436,6 @@ private:
                         " does not stop (uninterruptible sleep?)");
         if ((*st >> 16) == 0) defer(WSTOPSIG(*st));
         if (::ptrace(PTRACE_GETREGS, tid_, nullptr, &saved_) != 0) throw Gone{};
-        xstate_.resize(16384);
-        iovec iov{xstate_.data(), xstate_.size()};
-        if (::ptrace(PTRACE_GETREGSET, tid_, reinterpret_cast<void*>(NT_X86_XSTATE), &iov) == 0) {
-            xstate_.resize(iov.iov_len);
-        } else {
-            xstate_.resize(sizeof(user_fpregs_struct));
-            if (::ptrace(PTRACE_GETFPREGS, tid_, nullptr, xstate_.data()) != 0) throw Gone{};
-            fpregs_only_ = true;
-        }
     }
 
     void defer(int sig) {
@@ -467,7 +496,7 @@ int inject(const Plan& p, const std::string& arg, uint64_t* stopped_ns) {
                 t.reset();
                 continue;  // that thread exited: another one
             }
-            if (t->safe_point()) break;
+            if (t->safe_point() || t->step_to_safe_point(kMaxSteps)) break;
             t.reset();
         }
         if (!t) ::usleep(1000);
@@ -475,6 +504,7 @@ int inject(const Plan& p, const std::string& arg, uint64_t* stopped_ns) {
     if (!t)
         throw Error("cannot inject into " + p.who + ": its threads were inside libc or the dynamic loader " +
                     std::to_string(kSafePointTries) + " times in a row");
+    t->save_vector_state();
     uint64_t fn = p.fn_addr;
     if (!fn) {
         const uint64_t handle = t->call(p.dlopen, &p.so.path, 0, kRtldNow | kRtldLocal, "dlopen");

@@ -32,10 +32,15 @@ struct InjectStats {
 // never one interrupted inside libc or the dynamic loader, whose locks it may hold); the other
 // threads keep running. That thread's registers, its vector state and the system call it was
 // in are restored exactly afterwards: an interrupted read or sleep goes on as if nothing
-// happened. Throws Error with a one-line reason when the process cannot be injected (gone,
-// statically linked, in seccomp's strict mode, traced by a debugger, the file not visible in
-// its mount namespace, dlopen failed: dlerror()'s text), when it dies during the call, or when
-// `fn` crashes or does not return within `timeout_ms` (the thread is restored then too).
+// happened, provided `fn` does not sleep (nanosleep and clock_nanosleep reset the thread's one
+// restart block, with which an interrupted sleep resumes its remaining time). Throws Error
+// with a one-line reason when the process cannot be injected (gone, statically linked, in
+// seccomp's strict mode, traced by a debugger, the file not visible in its mount namespace,
+// dlopen failed: dlerror()'s text), when it dies during the call, or when `fn` crashes or does
+// not return within `timeout_ms` (default 10 s; the thread is restored then too).
+//
+// Also dlopen's slip-ups are the process's: a library's constructors run in the chosen thread,
+// and the library stays loaded (dlclose is never called).
 int call_in_process(int pid, const std::string& so_path, const char* fn, const std::string& arg,
                     InjectStats* st = nullptr);
 int call_in_process(int pid, const std::string& so_path, const char* fn, const std::string& arg,

@@ -193,6 +193,64 @@ TEST(Injector, ASpinningTargetEndsAsAnUntouchedRun) {
     ::unlink(file.c_str());
 }
 
+// A thread that spends its time in malloc and free is taken when it is outside them: a call of
+// dlopen from inside the allocator would wait forever for the arena lock its thread holds.
+TEST(Injector, AThreadBusyInTheAllocatorIsTakenOutsideIt) {
+    Target plain({"alloc", "50000000"});
+    ASSERT_EQ(plain.line(), "ready");
+    const auto expected = plain.finish();
+
+    Target t({"alloc", "50000000"});
+    ASSERT_EQ(t.line(), "ready");
+    uint64_t most = 0;
+    for (int i = 0; i < 5; i++) {
+        heap::InjectStats st;
+        EXPECT_EQ(call_in_process(t.pid(), probe(), "probe_count", "", &st, 3000), i + 1);
+        most = std::max(most, st.stopped_ns);
+        ::usleep(10'000);
+    }
+    std::printf("injection into a thread busy in malloc: stopped at most %.3f ms\n", double(most) / 1e6);
+    EXPECT_EQ(t.finish(), expected);
+}
+
+// Other threads run on during the call; the one taken is the main thread, asleep.
+TEST(Injector, TheOtherThreadsRunOn) {
+    Target t({"threads", "3", "1500"});
+    ASSERT_EQ(t.line(), "ready");
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_TRUE(wait_until([&] { return perf::task_state(t.pid()) == 'S'; }, 2000));
+    std::string during;
+    std::thread look([&] {
+        ::usleep(100'000);
+        during = thread_states(t.pid());
+    });
+    // Not a sleep: the thread's interrupted usleep keeps its restart block only while the
+    // calls made in it do not sleep themselves (a nanosleep resets it).
+    EXPECT_EQ(call_in_process(t.pid(), probe(), "probe_spin", "300"), 8);
+    look.join();
+    EXPECT_EQ(during.size(), 4u);
+    EXPECT_EQ(during.substr(1), "RRR") << during;  // on 2 CPUs some wait their turn: still R
+    EXPECT_EQ(during[0], 'R') << during;            // the main thread runs our call
+    EXPECT_EQ(call_in_process(t.pid(), probe(), "probe_tid", ""), t.pid());
+    EXPECT_EQ(t.finish(), std::make_pair(std::string("rounds ok\n"), 0));
+    // Its usleep was restarted with the time left, not cut short.
+    EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1450));
+}
+
+// A process stopped by a signal runs the call and is stopped again afterwards.
+TEST(Injector, AStoppedProcessStaysStopped) {
+    Target t({"read"});
+    ASSERT_EQ(t.line(), "ready");
+    ::kill(t.pid(), SIGSTOP);
+    ASSERT_TRUE(wait_until([&] { return thread_states(t.pid()) == "T"; }, 2000));
+    EXPECT_EQ(call_in_process(t.pid(), probe(), "probe_count", ""), 1);
+    ::usleep(20'000);
+    EXPECT_EQ(thread_states(t.pid()), "T");
+    ::kill(t.pid(), SIGCONT);
+    t.write_stdin("go");
+    EXPECT_EQ(t.finish(), std::make_pair(std::string("got 2 go\n"), 3));
+}
+
 TEST(Injector, ACrashInTheFunctionIsAnErrorAndTheTargetGoesOn) {
     Target t({"read"});
     ASSERT_EQ(t.line(), "ready");
@@ -351,6 +409,30 @@ TEST(Freeze, AStoppedProcessStaysStopped) {
     EXPECT_TRUE(wait_until([&] { return running(t.pid()); }, 2000));
     t.write_stdin("z");
     EXPECT_EQ(t.finish(), std::make_pair(std::string("got 1 z\n"), 3));
+}
+
+// The owner of a Freeze killed: the kernel lets every thread go.
+TEST(Freeze, SigkillOfItsOwnerLetsTheThreadsGo) {
+    Target t({"threads", "3", "1000"});
+    ASSERT_EQ(t.line(), "ready");
+    int ready[2];
+    ASSERT_EQ(::pipe(ready), 0);
+    const pid_t owner = ::fork();
+    if (owner == 0) {
+        heap::Freeze f(t.pid());
+        (void)!::write(ready[1], "r", 1);
+        ::pause();
+        ::_exit(0);
+    }
+    char c;
+    ASSERT_EQ(::read(ready[0], &c, 1), 1);
+    EXPECT_EQ(thread_states(t.pid()), "tttt");
+    ::kill(owner, SIGKILL);
+    ::waitpid(owner, nullptr, 0);
+    EXPECT_TRUE(wait_until([&] { return running(t.pid()); }, 2000)) << thread_states(t.pid());
+    EXPECT_EQ(t.finish(), std::make_pair(std::string("rounds ok\n"), 0));
+    ::close(ready[0]);
+    ::close(ready[1]);
 }
 
 TEST(Freeze, AGoneProcessIsAnError) {

@@ -4,6 +4,9 @@
  *
  *   spin N          N rounds of integer and floating-point work held in registers (the vector
  *                   state an injected call clobbers); prints the results; exit code from them.
+ *   alloc N         N rounds of malloc, a write into the block, free (most of its time inside
+ *                   libc's allocator, holding its arena lock), beside a thread doing N / 2;
+ *                   prints checksums; exit code from them.
  *   read            one read(2) of stdin; prints how many bytes and what; exits 3.
  *   sleep MS        one clock_nanosleep of MS milliseconds; prints its result and the time it
  *                   took; exits 4.
@@ -20,7 +23,7 @@
 
 #include "workload.h"
 
-static const char* const kUsage = "inject_target spin N | read | sleep MS | threads K MS";
+static const char* const kUsage = "inject_target spin N | alloc N | read | sleep MS | threads K MS";
 
 static void ready(void) {
     printf("ready\n");
@@ -44,6 +47,33 @@ static int spin(long n) {
     }
     printf("h %llx s %.17g t %.17g\n", h, s, t);
     return (int)(h & 63);
+}
+
+static void* alloc_loop(void* arg) {
+    long n = *(long*)arg;
+    unsigned long long sum = 0;
+    for (long i = 0; i < n; i++) {
+        size_t size = (size_t)(i % 4000) + 1;
+        unsigned char* p = malloc(size);
+        if (!p) abort();
+        p[size - 1] = (unsigned char)i;
+        sum += p[size - 1] + size;
+        free(p);
+    }
+    *(long*)arg = (long)sum;
+    return NULL;
+}
+
+/* Two threads: a process with one thread takes no lock in malloc. */
+static int alloc(long n) {
+    long mine = n, other = n / 2;
+    pthread_t t;
+    pthread_create(&t, NULL, alloc_loop, &other);
+    ready();
+    alloc_loop(&mine);
+    pthread_join(t, NULL);
+    printf("sum %ld %ld\n", mine, other);
+    return (int)(mine & 63);
 }
 
 static int read_once(void) {
@@ -91,6 +121,7 @@ static int threads(long k, long ms) {
 
 int main(int argc, char** argv) {
     if (argc == 3 && !strcmp(argv[1], "spin")) return spin(parse_num(argv[2], kUsage));
+    if (argc == 3 && !strcmp(argv[1], "alloc")) return alloc(parse_num(argv[2], kUsage));
     if (argc == 2 && !strcmp(argv[1], "read")) return read_once();
     if (argc == 3 && !strcmp(argv[1], "sleep")) return sleep_once(parse_num(argv[2], kUsage));
     if (argc == 4 && !strcmp(argv[1], "threads"))

@@ -6,6 +6,7 @@
  *   probe_tid("")             the thread id of the thread that runs it
  *   probe_count("")           how many times it has been called in this process (loaded once)
  *   probe_sleep("MS")         sleeps MS milliseconds; returns 7
+ *   probe_spin("MS")          runs MS milliseconds without a system call; returns 8
  *   probe_crash("")           writes through a null pointer
  *   probe_vector("")          fills the vector registers with its own values; returns 1
  */
@@ -50,6 +51,16 @@ int probe_sleep(const char* arg) {
     while (nanosleep(&ts, &ts) != 0) {
     }
     return 7;
+}
+
+int probe_spin(const char* arg) {
+    long ms = atol(arg);
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    do {
+        clock_gettime(CLOCK_MONOTONIC, &b);
+    } while ((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000 < ms);
+    return 8;
 }
 
 int probe_crash(const char* arg) {
