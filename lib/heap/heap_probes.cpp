@@ -99,6 +99,7 @@ HeapProbes::HeapProbes(int tgid, const Allocator& alloc, const HeapProbeOptions&
     skel->rodata->target_tgid = tgid;
     skel->rodata->sample_rate = o.sample_rate;
     skel->rodata->keep_freed = o.stop_at_exit;  // only the scan at exit reads them
+    skel->rodata->glibc_chunks = alloc.name == "glibc";
     if (o.sample_rate) {
         const std::vector<uint64_t> gaps = sample_gap_quantiles(o.sample_rate);
         static_assert(sizeof(skel->rodata->sample_gaps) / sizeof(uint64_t) == kSampleQuantiles);
