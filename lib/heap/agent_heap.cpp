@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/time.h"
@@ -27,7 +28,10 @@ void AgentBook::apply(const pph_rec& r, uint64_t now_ns) {
     } else if (r.type == PPH_REC_FREE) {
         frees_++;
         Live was;
-        if (live_.erase(r.ptr, &was) && full_) freed_.put(r.ptr, was.size);
+        const bool known = live_.erase(r.ptr, &was);
+        // A block allocated before the attach is free memory too (its stale contents are no
+        // roots): kept with the size the agent gives (0: unknown, the scan reads the chunk's).
+        if (full_) freed_.put(r.ptr, std::max(known ? was.size : 0, r.size));
     }
 }
 

@@ -46,7 +46,8 @@ public:
     explicit AgentBook(bool full) : full_(full) {}
 
     // Applies one record drained at monotonic time `now_ns`. A free of a block not outstanding
-    // (allocated before the attach, or not sampled) is ignored.
+    // (allocated before the attach, or not sampled) changes no count but, in full mode, the
+    // freed blocks (with the record's size, 0 when the agent did not give one).
     void apply(const pph_rec& r, uint64_t now_ns);
 
     struct Live {

@@ -302,6 +302,24 @@ private:
         }
     }
 
+    // The blocks freed since the attach, for the scan. The agent gives no size for a block
+    // allocated before the attach: under glibc its chunk's size word (still there, the process
+    // stopped) says how much memory the free gave back; else it is left out.
+    std::vector<Block> freed_blocks(const ReadMemory& read, bool glibc) {
+        std::vector<Block> out = src_->freed();
+        std::erase_if(out, [&](Block& b) {
+            if (b.size) return false;
+            uint64_t word = 0;
+            if (!glibc || !read(b.addr - 8, &word, sizeof(word))) return true;
+            const uint64_t chunk = word & ~uint64_t(7);
+            // Not a chunk of its own mapping (unmapped by the free), and plausible.
+            if ((word & 2) || chunk < 32 || (chunk & 15) || chunk > (uint64_t(1) << 40)) return true;
+            b.size = chunk - 8;
+            return false;
+        });
+        return out;
+    }
+
     // The statistics block, and the calls the maps could not hold.
     void append_stats(const AllocList* list, std::string& out) {
         const HeapStats st = src_->stats();
@@ -349,7 +367,10 @@ private:
             const uint64_t sp = at_exit && st.exit_tid ? st.exit_sp : 0;
             std::vector<Region> roots = process_roots(tgid_, sp);
             if (agent_ && src_ == agent_.get()) roots = without(std::move(roots), agent_->agent_ranges());
-            reachable = mark_reachable(blocks, roots, process_memory(tgid_), src_->freed());
+            const bool glibc = alloc_.name == "glibc";
+            const ReadMemory read = process_memory(tgid_);
+            reachable = mark_reachable(blocks, roots, read, freed_blocks(read, glibc),
+                                       glibc ? HeapLayout::Glibc : HeapLayout::Plain);
         }
         held.release();
         if (stopped_here) ::kill(tgid_, SIGCONT);
