@@ -156,6 +156,7 @@ public:
     void sample(const Sample& s) noexcept override {
         if (int(s.pid) != tgid_) return;
         std::lock_guard<std::mutex> g(mu_);
+        if (!src_) return;
         // The agent's full profile is scanned when the agent waits at exit (tick()).
         if (reported_exit_ || (src_ == agent_.get() && !o_.rate)) return;
         try {
@@ -170,7 +171,7 @@ public:
 
     void interval() override {
         std::lock_guard<std::mutex> g(mu_);
-        if (!reported_exit_) report(false, false);
+        if (src_ && !reported_exit_) report(false, false);
     }
 
     void finish() override {
@@ -187,12 +188,32 @@ public:
         // The process goes on without us: nothing recorded, nothing patched left.
         if (agent_) agent_->stop();
         if (link_) link_->detach();
+        if (probes_) {
+            std::lock_guard<std::mutex> g(mu_);
+            // The probes go now: an exit() from here on would stop the process for a scan
+            // nobody makes. One that stopped it already (its sample unread), or while the
+            // probes were being removed (tens of milliseconds), is continued.
+            const bool stops = probes_->options().stop_at_exit;
+            const char before = perf::task_state(tgid_);  // a stop of someone else's stays
+            const bool stopped = stops && probes_->stats().exit_tid;
+            src_ = nullptr;
+            probes_.reset();
+            // A stop signal sent just before may take a moment to land.
+            bool stopped_late = false;
+            for (int i = 0; stops && !stopped && before != 'T' && i < 20 && !stopped_late; i++) {
+                stopped_late = perf::task_state(tgid_) == 'T';
+                if (!stopped_late) ::usleep(1000);
+            }
+            if (stopped || stopped_late) ::kill(tgid_, SIGCONT);
+            guard_.reset();
+        }
         if (flame_) flame_->finish();
         if (pprof_) pprof_->finish();
     }
 
     void sigusr1() override {
         std::lock_guard<std::mutex> g(mu_);
+        if (!src_) return;
         src_->poll();
         std::string out;
         AllocList list;

@@ -291,16 +291,20 @@ def test_perf_prof_killed_while_attached_leaves_the_process_running(pp, rounds_p
         r.kill()
 
 
-def test_a_process_exiting_right_after_perf_prof_is_killed_is_never_left_stopped(pp, workload):
-    """The agent waits at exit for the leak scan only while perf-prof is there."""
-    for sig in (signal.SIGINT, signal.SIGKILL):
+@pytest.mark.parametrize("probes", ["agent", "ebpf"])
+@pytest.mark.parametrize("delay", [0.05, 0.3])
+def test_a_process_exiting_right_after_perf_prof_is_stopped_is_never_left_stopped(pp, workload, probes, delay):
+    """The agent waits at exit for the leak scan only while perf-prof is there; the eBPF
+    path's stop at exit is continued by perf-prof, or by its guard when perf-prof is killed."""
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):
         w = start_waiting(workload("leaks"), SMALL, BIG, ROUNDS)
         try:
-            b = attach(pp, w.pid)
+            b = pp.start_ready(["kmemleak", "--user", "--probes=" + probes, "-v", "-p", str(w.pid)])
             go(w)
             b.send(sig)
-            w.stdin.close()  # exits at once
-            assert w.wait(15) == 0
+            time.sleep(delay)
+            w.stdin.close()  # exits at once, or a moment later
+            assert w.wait(15) == 0, sig
             b.finish(30)
         finally:
             if w.poll() is None:
