@@ -147,7 +147,17 @@ $(BUILD)/workloads/lib%.so: tests/workloads/lib%.c
 	@$(CC) $(WL_CFLAGS) -Wall -Wextra -fPIC -shared -o $@ $<
 $(BUILD)/workloads/chain_nofp: $(BUILD)/workloads/libcfi_plt.so
 $(BUILD)/workloads/chain_nofp: WL_LDLIBS := -L$(BUILD)/workloads -lcfi_plt -Wl,-rpath,'$$ORIGIN'
-$(BUILD)/workloads/heap_inject: WL_LDLIBS := -Wl,-rpath,'$$ORIGIN'
+$(BUILD)/workloads/heap_inject: WL_LDLIBS := -no-pie -Wl,-rpath,'$$ORIGIN'
+# Position-dependent, taking malloc's address: its PLT entry is malloc's canonical address.
+# heap_inject_pie is the same program as a PIE.
+$(BUILD)/workloads/heap_inject $(BUILD)/workloads/heap_nopie: WL_CFLAGS += -fno-pie
+$(BUILD)/workloads/heap_nopie: WL_LDLIBS := -no-pie
+$(BUILD)/workloads/heap_inject_pie: tests/workloads/heap_inject.c
+	@mkdir -p $(dir $@)
+	@echo "  WORKLOAD $@"
+	@$(CC) $(WL_CFLAGS) -Wall -Wextra -o $@ $< -Wl,-rpath,'$$ORIGIN'
+# No .eh_frame_hdr, frame pointers: the heap agent walker's fallback (heap_agent_unwind_test).
+$(BUILD)/workloads/libcfi_fponly.so: WL_CFLAGS := -O2 -g -fno-omit-frame-pointer -Wl,--no-eh-frame-hdr
 
 # ---- the heap agent (lib/heap/agent/*.c): a shared object of its own beside perf-prof, loaded into
 # the profiled process (LD_PRELOAD, or dlopen'd there by the injector), never linked into
@@ -173,16 +183,17 @@ $(BUILD)/unit_tests: $(UNIT_OBJS) $(LIB_OBJS) $(AGENT_UNIT_OBJS)
 	@echo "  LINK     $@"
 	@$(CXX) $(LDFLAGS) -o $@ $^ $(LDLIBS) -lgtest -lgtest_main
 
-# heap_agent_test runs workloads under the agent.
-$(BUILD)/unit_tests: | $(AGENT) $(BUILD)/workloads/leaks $(BUILD)/workloads/heap_fork $(BUILD)/workloads/heap_cxx \
-                      $(BUILD)/workloads/heap_inject $(BUILD)/workloads/libheap_dl.so $(BUILD)/workloads/heap_threads
+# heap_agent_run_test runs workloads under the agent.
+HEAP_AGENT_TEST_DEPS := $(AGENT) $(addprefix $(BUILD)/workloads/,leaks heap_fork heap_cxx heap_inject heap_inject_pie \
+                          libheap_dl.so heap_threads heap_nopie heap_sampled)
+$(BUILD)/unit_tests: | $(HEAP_AGENT_TEST_DEPS)
 
 # sdt_notes_test reads the USDT notes of the usdt_app workload beside the test binary.
 $(BUILD)/unit_tests: | $(BUILD)/workloads/usdt_app
 # injector_test injects libinject_probe.so into inject_target.
 $(BUILD)/unit_tests: | $(BUILD)/workloads/inject_target $(BUILD)/workloads/libinject_probe.so
-# heap_agent_unwind_test dlopens libcfi_callback.so beside it.
-$(BUILD)/unit_tests: | $(BUILD)/workloads/libcfi_callback.so
+# heap_agent_unwind_test dlopens libcfi_callback.so and libcfi_fponly.so beside it.
+$(BUILD)/unit_tests: | $(BUILD)/workloads/libcfi_callback.so $(BUILD)/workloads/libcfi_fponly.so
 
 unit: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests --gtest_brief=1
@@ -286,7 +297,9 @@ fuzz-build: $(FUZZ_BINS)
 # their own symbols (no malloc of their own, as nm sees them): the sanitizers' runtime is the shared
 # one, as gcc links it, not clang's default static copy.
 ASAN_RT_DIR := $(dir $(shell clang -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null))
-$(FUZZ_UNIT): $(UNIT_SRCS:%.cpp=$(FUZZ)/obj/%.o) $(AGENT_UNIT_SRCS:%.c=$(FUZZ)/obj/%.o) $(FUZZ_LIB) | $(BUILD)/workloads/usdt_app $(BUILD)/workloads/libcfi_callback.so
+$(FUZZ_UNIT): | $(HEAP_AGENT_TEST_DEPS)
+$(FUZZ_UNIT): $(UNIT_SRCS:%.cpp=$(FUZZ)/obj/%.o) $(AGENT_UNIT_SRCS:%.c=$(FUZZ)/obj/%.o) $(FUZZ_LIB) | $(BUILD)/workloads/usdt_app \
+               $(BUILD)/workloads/libcfi_callback.so $(BUILD)/workloads/libcfi_fponly.so
 	@echo "  LINK     $@"
 	@ln -sfn ../workloads $(FUZZ)/workloads
 	@clang++ $(FUZZ_SAN) -shared-libasan -Wl,-rpath,$(ASAN_RT_DIR) -o $@ $(filter %.o,$^) $(FUZZ_LIB) \
@@ -366,6 +379,14 @@ $(BUILD)/bench/%: bench/%.c bench/load.h
 	@mkdir -p $(dir $@)
 	@echo "  BENCH    $@"
 	@$(CC) -O2 -g -Wall -Wextra -fno-omit-frame-pointer -o $@ $< -lpthread
+
+# The heap agent's walker beside _Unwind_Backtrace and backtrace(3): its sources compiled in (it
+# empties the rule cache between walks), libcfi_callback.so dlopen'd from beside it.
+$(BUILD)/bench/agent_unwind_bench: bench/agent_unwind_bench.c $(AGENT_UNIT_SRCS) $(wildcard lib/heap/agent/*.h) \
+                                   | $(BUILD)/workloads/libcfi_callback.so
+	@mkdir -p $(dir $@)
+	@echo "  BENCH    $@"
+	@$(CC) -O2 -g -Wall -Wextra -fno-omit-frame-pointer -Ilib -o $@ $< -lpthread
 
 # The CFI table's costs on big objects, beside libdw's (bench/unwind_bench.py runs it).
 $(BUILD)/bench/cfi_bench: bench/cfi_bench.cpp $(LIB_OBJS)

@@ -41,8 +41,10 @@ AgentChannel::AgentChannel(const AgentChannelOptions& o) {
     if (o.mode != PPH_FULL && o.mode != PPH_SAMPLED) throw Error("heap agent: unknown channel mode");
     if (o.mode == PPH_SAMPLED && o.rate == 0) throw Error("heap agent: sampled mode needs a rate");
     const bool full = o.mode == PPH_FULL;
-    ring_slots_ = std::bit_ceil(std::max<uint64_t>(o.ring_slots ? o.ring_slots : (full ? 256 << 10 : 16 << 10), 2));
-    stack_slots_ = std::bit_ceil(std::max<uint64_t>(o.stack_slots ? o.stack_slots : (full ? 64 << 10 : 16 << 10), 2));
+    ring_slots_ =
+        std::bit_ceil(std::max<uint64_t>(o.ring_slots ? o.ring_slots : (full ? 256 << 10 : 16 << 10), 2));
+    stack_slots_ =
+        std::bit_ceil(std::max<uint64_t>(o.stack_slots ? o.stack_slots : (full ? 64 << 10 : 16 << 10), 2));
     pool_words_ = o.pool_words ? o.pool_words : (full ? 4 << 20 : 1 << 20);
     max_frames_ = std::min<uint32_t>(o.max_frames, PPH_MAX_FRAMES);
     if (ring_slots_ > (1ull << 28) || stack_slots_ > (1ull << 28) || pool_words_ > (1ull << 30))
@@ -72,7 +74,8 @@ AgentChannel::AgentChannel(const AgentChannelOptions& o) {
         unlink_path();
         throw Error::sys(err, "heap agent: " + what + " " + path_);
     };
-    if ((o.uid != uid_t(-1) || o.gid != gid_t(-1)) && ::fchown(fd, o.uid, o.gid) != 0) fail(errno, "cannot chown");
+    if ((o.uid != uid_t(-1) || o.gid != gid_t(-1)) && ::fchown(fd, o.uid, o.gid) != 0)
+        fail(errno, "cannot chown");
     if (::ftruncate(fd, off_t(size_)) != 0) fail(errno, "cannot size");
     void* m = ::mmap(nullptr, size_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (m == MAP_FAILED) fail(errno, "cannot map");
@@ -115,7 +118,8 @@ AgentChannel::AgentChannel(void* mapping, size_t size) : h_(static_cast<pph_head
         return off >= PPH_HEADER_SIZE && off <= size && n <= (size - off) / unit && off % 8 == 0;
     };
     if (!std::has_single_bit(copy.ring_slots) || !fits(copy.ring_off, copy.ring_slots, sizeof(pph_rec)) ||
-        !std::has_single_bit(copy.stack_slots) || !fits(copy.stacks_off, copy.stack_slots, sizeof(pph_stack)) ||
+        !std::has_single_bit(copy.stack_slots) ||
+        !fits(copy.stacks_off, copy.stack_slots, sizeof(pph_stack)) ||
         !fits(copy.pool_off, copy.pool_words, 8))
         throw Error("heap agent: channel layout out of its mapping");
     auto* base = static_cast<char*>(mapping);
@@ -179,6 +183,20 @@ size_t AgentChannel::drain(const std::function<void(const pph_rec&)>& fn) {
     tail_ = shadow.tail;
     __atomic_store_n(&h_->tail, tail_, __ATOMIC_RELEASE);
     return n;
+}
+
+bool AgentChannel::stalled() const {
+    return __atomic_load_n(&h_->head, __ATOMIC_RELAXED) != tail_;
+}
+
+void AgentChannel::skip_stalled() {
+    if (!stalled()) return;
+    pph_header shadow{};
+    shadow.ring_slots = ring_slots_;
+    shadow.tail = tail_;
+    pph_ring_skip(&shadow, ring_);
+    tail_ = shadow.tail;
+    __atomic_store_n(&h_->tail, tail_, __ATOMIC_RELEASE);
 }
 
 void AgentChannel::heartbeat() {

@@ -48,13 +48,17 @@ public:
     // Removes the file (once the agent has mapped it; the destructor does too).
     void unlink_path();
 
-    uint32_t state() const;   // pph_state
+    uint32_t state() const;     // pph_state
     std::string error() const;  // the agent's line (PPH_STATE_FAILED), NUL-bounded
     // Waits until the agent left PPH_STATE_NONE, or timeout_ms: the state then.
     uint32_t wait_attached(int timeout_ms) const;
     // Calls fn for each record written, in ring order; renews the heartbeat. Returns the count.
     size_t drain(const std::function<void(const pph_rec&)>& fn);
     void heartbeat();
+    // Whether a record was claimed but never written (its producer died between the two, or was
+    // forked away); skip_stalled() passes it, once the process cannot write it any more.
+    bool stalled() const;
+    void skip_stalled();
     // The return addresses of stack `id` (a record's stack field), innermost first; empty when
     // id is 0, out of the table, not ready yet, or its frames lie outside the pool.
     std::span<const uint64_t> stack(uint32_t id) const;

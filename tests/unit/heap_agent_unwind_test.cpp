@@ -14,6 +14,8 @@
 #include <gtest/gtest.h>
 #include <libelf.h>
 #include <link.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <unwind.h>
 
@@ -95,25 +97,32 @@ int frame_in(const Capture& c, const void* f) {
 
 // ---------------------------------------------------------------- a chain without frame pointers
 
+// Not inlined, cloned nor merged (GCC); clang's sanitizer build compiles at -O0.
+#if defined(__clang__)
+#define NOIPA __attribute__((noinline))
+#else
+#define NOIPA __attribute__((noipa))
+#endif
+
 using Leaf = int (*)(void*);
 int capture_leaf(void* arg) {
     capture_both(static_cast<Capture*>(arg));
     return 1;
 }
 
-__attribute__((noipa)) int chain3(Leaf leaf, void* arg) {
+NOIPA int chain3(Leaf leaf, void* arg) {
     volatile char pad[56];
     pad[0] = 3;
     const int r = leaf(arg);
     return r + pad[0];
 }
-__attribute__((noipa)) int chain2(Leaf leaf, void* arg) {
+NOIPA int chain2(Leaf leaf, void* arg) {
     volatile char pad[200];
     pad[0] = 2;
     const int r = chain3(leaf, arg);
     return r + pad[0];
 }
-__attribute__((noipa)) int chain1(Leaf leaf, void* arg) {
+NOIPA int chain1(Leaf leaf, void* arg) {
     volatile char pad[8];
     pad[0] = 1;
     const int r = chain2(leaf, arg);
@@ -121,7 +130,7 @@ __attribute__((noipa)) int chain1(Leaf leaf, void* arg) {
 }
 
 // A recursion `depth` deep, then the leaf.
-__attribute__((noipa)) int deep(int depth, Leaf leaf, void* arg) {
+NOIPA int deep(int depth, Leaf leaf, void* arg) {
     volatile char pad[24];
     pad[0] = char(depth);
     const int r = depth <= 1 ? leaf(arg) : deep(depth - 1, leaf, arg);
@@ -150,6 +159,35 @@ TEST(HeapAgentUnwind, ChainWithoutFramePointers) {
     EXPECT_EQ(after[1].frames - before[1].frames, uint64_t(c[1].n_ours));
     EXPECT_EQ(after[1].misses, before[1].misses);
     EXPECT_EQ(after[1].hits - before[1].hits, uint64_t(c[1].n_ours));  // _start's too: outermost
+}
+
+// Frames whose CFA is rbp-based: a variable-length frame (alloca makes GCC keep a frame
+// pointer even with -fomit-frame-pointer), and a function built with frame pointers, between
+// frames without; their caller's rbp comes from the rules of the frames below them.
+NOIPA int with_alloca(int n, Leaf leaf, void* arg) {
+    volatile char* p = static_cast<volatile char*>(__builtin_alloca(size_t(n)));
+    p[0] = char(n);
+    const int r = chain3(leaf, arg);
+    return r + p[0];
+}
+extern "C" WITH_FRAME_POINTER NOIPA int with_frame_pointer(Leaf leaf, void* arg) {
+    volatile char pad[40];
+    pad[0] = 5;
+    const int r = with_alloca(int(reinterpret_cast<uintptr_t>(arg) % 64) + 100, leaf, arg);
+    return r + pad[0];
+}
+
+int with_frame_pointer_leaf(void* arg) {
+    return with_frame_pointer(capture_leaf, arg);
+}
+
+TEST(HeapAgentUnwind, RbpBasedFrames) {
+    Capture c;
+    chain2(with_frame_pointer_leaf, &c);
+    expect_same_as_libgcc(c);
+    EXPECT_GE(frame_in(c, reinterpret_cast<const void*>(&with_alloca)), 0);
+    EXPECT_GE(frame_in(c, reinterpret_cast<const void*>(&with_frame_pointer)), 0);
+    EXPECT_GE(frame_in(c, reinterpret_cast<const void*>(&chain2)), 0);
 }
 
 struct Bounded {
@@ -195,7 +233,7 @@ int compare_and_capture(const void* a, const void* b) {
     return *static_cast<const int*>(a) - *static_cast<const int*>(b);
 }
 
-__attribute__((noipa)) void sort_some() {
+NOIPA void sort_some() {
     int v[32];
     for (int i = 0; i < 32; i++) v[i] = (i * 7919) % 32;
     qsort(v, 32, sizeof v[0], compare_and_capture);
@@ -210,17 +248,55 @@ TEST(HeapAgentUnwind, ThroughLibcQsort) {
     expect_same_as_libgcc(c);
     const int sorter = frame_in(c, reinterpret_cast<const void*>(&sort_some));
     ASSERT_GT(sorter, 1) << "the walk did not get past qsort";
-    // The frames between the comparator and sort_some are libc's.
-    Dl_info info;
-    ASSERT_TRUE(dladdr(reinterpret_cast<void*>(c.ours[sorter - 1]), &info));
-    EXPECT_NE(std::string(info.dli_fname).find("libc.so"), std::string::npos) << info.dli_fname;
+    // Between the comparator and sort_some lie libc's frames (the sanitizers' runtime's instead,
+    // where it replaces qsort).
+    int in_libc = 0;
+    for (int i = 1; i < sorter; i++) {
+        Dl_info info;
+        if (!dladdr(reinterpret_cast<void*>(c.ours[i]), &info) || !info.dli_fname) continue;
+        const std::string object = info.dli_fname;
+        in_libc += object.find("libc.so") != std::string::npos || object.find("libclang_rt") != std::string::npos;
+    }
+    EXPECT_GT(in_libc, 0);
+}
+
+// ---------------------------------------------------------------- through a signal handler
+
+Capture signal_capture;
+
+void capture_in_handler(int) {
+    capture_both(&signal_capture);
+}
+
+NOIPA int raise_leaf(void*) {
+    const int r = raise(SIGUSR1);
+    __asm__ volatile("" ::: "memory");
+    return r + 1;
+}
+
+// The kernel's signal frame (glibc's trampoline: its CFI is an expression) is read as the kernel
+// wrote it, and the walk goes on in the interrupted code, as libgcc's does.
+TEST(HeapAgentUnwind, ThroughSignalHandler) {
+    struct sigaction sa = {}, old = {};
+    sa.sa_handler = capture_in_handler;
+    sigemptyset(&sa.sa_mask);
+    ASSERT_EQ(sigaction(SIGUSR1, &sa, &old), 0);
+    signal_capture.n_ours = 0;
+    chain1(raise_leaf, nullptr);
+    sigaction(SIGUSR1, &old, nullptr);
+    const Capture& c = signal_capture;
+    expect_same_as_libgcc(c);
+    EXPECT_GE(frame_in(c, reinterpret_cast<const void*>(&raise_leaf)), 2);
+    EXPECT_GE(frame_in(c, reinterpret_cast<const void*>(&chain3)), 3);
 }
 
 // ---------------------------------------------------------------- a dlopen'd library
 
+std::string workload_library(const char* name) {
+    return (std::filesystem::path(perfprof::test::self_exe()).parent_path() / "workloads" / name).string();
+}
 std::string callback_library() {
-    return (std::filesystem::path(perfprof::test::self_exe()).parent_path() / "workloads/libcfi_callback.so")
-        .string();
+    return workload_library("libcfi_callback.so");
 }
 
 TEST(HeapAgentUnwind, DlopenedLibraryThenDlclose) {
@@ -256,10 +332,101 @@ TEST(HeapAgentUnwind, DlopenedLibraryThenDlclose) {
     if (dladdr(reinterpret_cast<void*>(lib_ra), &info)) GTEST_SKIP() << "the library stayed loaded";
     pph_unwind_invalidate();
     EXPECT_EQ(pph_unwind(f, out, 2), 1) << "a rule of the unloaded library was used";
+    pph_unwind_invalidate();  // forgets the address as one in no object: a dlopen may map it again
     // And the walks of this binary still work.
     Capture again;
     chain1(capture_leaf, &again);
     expect_same_as_libgcc(again);
+}
+
+using Outer = int (*)(Leaf, void*);
+NOIPA int call_outer(Outer outer, Capture* c) {
+    volatile char pad[72];
+    pad[0] = 4;
+    const int r = outer(capture_leaf, c);
+    return r + pad[0];
+}
+
+// A library without .eh_frame_hdr, built with frame pointers: followed by its rbp chain, back
+// into this binary's frames (libgcc's walk, which needs the table, ends in it).
+TEST(HeapAgentUnwind, FramePointersWithoutSearchTable) {
+    void* h = dlopen(workload_library("libcfi_fponly.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+    ASSERT_TRUE(h) << dlerror();
+    auto outer = reinterpret_cast<Outer>(dlsym(h, "fp_outer"));
+    void* inner = dlsym(h, "fp_inner");
+    ASSERT_TRUE(outer && inner);
+    Capture c;
+    call_outer(outer, &c);
+    ASSERT_GE(c.n_ours, 5);
+    ASSERT_GE(c.n_theirs, 2);
+    EXPECT_EQ(c.ours[0], c.theirs[1]);  // the leaf's return address, in capture_leaf
+    // Then fp_inner and fp_outer (their symbols: libgcc cannot find their functions), and the
+    // call in this test, where libgcc's walk does not get.
+    Dl_info info;
+    ASSERT_TRUE(dladdr(reinterpret_cast<void*>(c.ours[1] - 1), &info));
+    EXPECT_EQ(info.dli_saddr, inner);
+    ASSERT_TRUE(dladdr(reinterpret_cast<void*>(c.ours[2] - 1), &info));
+    EXPECT_EQ(info.dli_saddr, reinterpret_cast<void*>(outer));
+    EXPECT_EQ(function_of(c.ours[3]), reinterpret_cast<const void*>(&call_outer));
+    EXPECT_GT(c.n_ours, c.n_theirs + 2) << "no further than libgcc";
+    dlclose(h);
+    pph_unwind_invalidate();
+}
+
+// An address in no object (JIT code, a stray value) ends the walk. It is remembered: the next
+// walk reaching it asks the loader nothing, until the objects change.
+TEST(HeapAgentUnwind, AddressInNoObject) {
+    std::vector<uint64_t> heap(64, 0);
+    const uint64_t nowhere = reinterpret_cast<uint64_t>(heap.data()) + 8;
+    uint64_t stack[16] = {};
+    const pph_frame f{nowhere, reinterpret_cast<uint64_t>(stack), 0};
+    uint64_t out[4];
+    struct pph_unwind_stats s0, s1, s2, s3;
+    pph_unwind_stats(&s0);
+    EXPECT_EQ(pph_unwind(f, out, 4), 1);
+    pph_unwind_stats(&s1);
+    EXPECT_EQ(pph_unwind(f, out, 4), 1);
+    pph_unwind_stats(&s2);
+    EXPECT_EQ(s1.misses - s0.misses, 1u);
+    EXPECT_EQ(s2.misses - s1.misses, 0u) << "the address was looked up again";
+    EXPECT_EQ(s2.hits - s1.hits, 1u);
+    // A library loaded since: the objects are read again, and so is the address.
+    void* h = dlopen(callback_library().c_str(), RTLD_NOW | RTLD_LOCAL);
+    ASSERT_TRUE(h) << dlerror();
+    auto outer = reinterpret_cast<int (*)(Leaf, void*)>(dlsym(h, "cb_outer"));
+    Capture c;
+    outer(capture_leaf, &c);
+    expect_same_as_libgcc(c);
+    pph_unwind_stats(&s2);
+    EXPECT_EQ(pph_unwind(f, out, 4), 1);
+    pph_unwind_stats(&s3);
+    EXPECT_EQ(s3.misses - s2.misses, 1u);
+    EXPECT_EQ(s3.hits - s2.hits, 0u);
+    dlclose(h);
+    pph_unwind_invalidate();
+}
+
+// A forked child walks with what it inherited, and reads its objects anew when it loads one.
+TEST(HeapAgentUnwind, AfterFork) {
+    Capture parent;
+    chain1(capture_leaf, &parent);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        Capture c;
+        chain1(capture_leaf, &c);
+        bool ok = c.n_ours + 1 == c.n_theirs && !std::memcmp(c.ours, c.theirs + 1, sizeof(uint64_t) * c.n_ours);
+        void* h = dlopen(callback_library().c_str(), RTLD_NOW | RTLD_LOCAL);
+        auto outer = h ? reinterpret_cast<int (*)(Leaf, void*)>(dlsym(h, "cb_outer")) : nullptr;
+        if (outer) {
+            outer(capture_leaf, &c);
+            ok = ok && c.n_ours + 1 == c.n_theirs && !std::memcmp(c.ours, c.theirs + 1, sizeof(uint64_t) * c.n_ours);
+        }
+        _exit(ok && outer ? 0 : 1);
+    }
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child's walks differ from libgcc's";
 }
 
 // ---------------------------------------------------------------- threads

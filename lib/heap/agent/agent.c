@@ -1,16 +1,18 @@
 /* perf-prof-heap.so: the heap agent's life. It attaches to the channel perf-prof created
  * (wire.h), either from its constructor (LD_PRELOAD, the channel's path in PPH_ENV) or when the
  * injector calls perfprof_heap_attach(path) (dlopen'd RTLD_LOCAL into a running process: the
- * objects' GOT slots are patched, got.c). It turns itself off for good when perf-prof asks
- * (detach), when perf-prof's heartbeat stops, and in a forked child; at exit, with
- * PPH_F_EXIT_SCAN, it waits (bounded) for perf-prof's leak scan.
+ * objects' GOT slots are patched, got.c). It turns itself off when perf-prof asks (detach),
+ * when perf-prof's heartbeat stops, and for good in a forked child; injected, it may be attached
+ * again afterwards, to a new channel. At exit, with PPH_F_EXIT_SCAN, it waits (bounded) for
+ * perf-prof's leak scan.
  *
- * Memory the agent leaves in the process after it is off: the channel mapping (perf-prof may
- * still read its records and stacks, and a hook that saw the agent on just before the switch
- * may still write one record: unmapping it under that thread would crash the program), the
- * sampled set, the saved-slot table, the agent's own object (loaded with -z nodelete: a program
- * may hold a hook's address, taken while the slots were patched), its TLS block and one
- * pthread key; all of it idle. */
+ * Memory the agent leaves in the process after it is off: the channel mapping until the next
+ * attach, if any, unmaps it (perf-prof may still read its records and stacks, and a hook that
+ * saw the agent on just before the switch may still write one record: unmapping it under that
+ * thread would crash the program), the sampled set (8 MiB reserved, 256 KiB filter; touched
+ * pages only), the saved-slot table, the agent's own object (loaded with -z nodelete: a program
+ * may hold a hook's address, taken while the slots were patched), its TLS block, one pthread key
+ * and one pthread_atfork handler; all of it idle. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -36,9 +38,9 @@ int pph_injected;
 void* pph_real[PPH_S_COUNT];
 __thread struct pph_tls pph_t __attribute__((tls_model("initial-exec")));
 
-static int g_dead;     /* a forked child or an exec'd descendant: never records */
-static int g_attached; /* the channel is mapped (attach ran to its end, or failed there) */
-static size_t g_map_size;
+static int g_dead;        /* a forked child or an exec'd descendant: never records */
+static size_t g_map_size; /* of the channel mapped at pph_rs.h */
+uint32_t pph_gen;         /* attach sessions: a thread's batched counts of an older one are dropped */
 
 /* ---- the bootstrap arena: allocations made while dlsym resolves the real functions
  * (preload). Never freed, never reused, zeroed (calloc may use it as is). Each block has its
@@ -54,7 +56,8 @@ void* pph_boot_alloc(size_t size, size_t align) {
     do {
         at = (used + 8 + align - 1) & ~(align - 1);
         if (at + size > PPH_BOOT_SIZE) return 0;
-    } while (!__atomic_compare_exchange_n(&g_boot_used, &used, at + size, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    } while (
+        !__atomic_compare_exchange_n(&g_boot_used, &used, at + size, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
     *(size_t*)(pph_boot + at - 8) = size;
     return pph_boot + at;
 }
@@ -70,8 +73,16 @@ void* pph_resolve(int s) {
     if (t->guard & 2) return pph_cxx_fallback(s); /* nested inside dlsym: C calls take the arena */
     const uint32_t g = t->guard;
     t->guard = g | 2;
-    void* f = dlsym(pph_injected ? RTLD_DEFAULT : RTLD_NEXT, pph_sym_names[s]);
+    void* f;
+    if (pph_injected) {
+        /* The process's own definition; dlsym's answer may be an executable's PLT entry. */
+        f = pph_scope_lookup(pph_sym_names[s]);
+        if (!f) f = dlsym(RTLD_DEFAULT, pph_sym_names[s]);
+    } else {
+        f = dlsym(RTLD_NEXT, pph_sym_names[s]);
+    }
     if (f == pph_hooks[s]) f = 0; /* never ourselves */
+    if (!f) (void)dlerror();      /* the program's next dlerror() must not see our lookup */
     if (f) __atomic_store_n(&pph_real[s], f, __ATOMIC_RELAXED);
     t->guard = g;
     /* Not kept: a runtime loaded later may still be found. */
@@ -119,7 +130,7 @@ static const char* check_layout(const struct pph_header* h, uint64_t size) {
 static int own_segments(struct dl_phdr_info* info, size_t size, void* arg) {
     (void)size;
     struct pph_header* h = arg;
-    const ElfW(Addr) self = (ElfW(Addr))&own_segments;
+    const ElfW(Addr) self = (ElfW(Addr)) & own_segments;
     int ours = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr)* ph = &info->dlpi_phdr[i];
@@ -152,7 +163,7 @@ static void flush_at_thread_exit(void* v) {
 /* Maps the channel and starts recording. 0; or -1 (with the header's error set when it could be
  * mapped and is ours). */
 static int attach(const char* path) {
-    if (g_attached || g_dead) return -1;
+    if (g_dead || __atomic_load_n(&pph_on, __ATOMIC_ACQUIRE)) return -1;
     const int fd = open(path, O_RDWR | O_CLOEXEC);
     if (fd < 0) return -1;
     struct stat st;
@@ -187,7 +198,10 @@ static int attach(const char* path) {
         munmap(m, size);
         return -1;
     }
-    g_attached = 1;
+    /* A session after a detach (serve attaches again on demand): the previous channel goes. The
+     * last hook that saw it on has long returned. */
+    if (pph_rs.h) munmap(pph_rs.h, g_map_size);
+    __atomic_fetch_add(&pph_gen, 1, __ATOMIC_RELAXED);
     g_map_size = size;
     pph_rs.h = h;
     pph_rs.ring = (struct pph_rec*)((char*)m + h->ring_off);
@@ -198,7 +212,7 @@ static int attach(const char* path) {
     pph_rs.pool_words = h->pool_words;
     pph_rs.mode = h->mode;
     pph_rs.max_frames = h->max_frames;
-    if (h->mode == PPH_SAMPLED && pph_set_init() < 0) {
+    if (h->mode == PPH_SAMPLED && pph_set_init() < 0) { /* created once, emptied at each attach */
         set_error(h, "perf-prof-heap.so: no memory for the sampled set: %s", strerror(errno));
         return -1;
     }
@@ -210,8 +224,12 @@ static int attach(const char* path) {
             return -1;
         }
     }
-    pph_rs.key_ok = pthread_key_create(&pph_rs.key, flush_at_thread_exit) == 0;
-    pthread_atfork(0, 0, on_fork_child);
+    static int once;
+    if (!once) {
+        once = 1;
+        pph_rs.key_ok = pthread_key_create(&pph_rs.key, flush_at_thread_exit) == 0;
+        pthread_atfork(0, 0, on_fork_child);
+    }
     h->agent_ranges[0].start = (uint64_t)(uintptr_t)m;
     h->agent_ranges[0].end = (uint64_t)(uintptr_t)m + size;
     if (pph_rs.set) {
@@ -239,7 +257,7 @@ static int attach(const char* path) {
     return 0;
 }
 
-/* Off for good: hooks pass through from now on; injected, the slots are restored. */
+/* Off: hooks pass through from now on (until an attach again); injected, the slots are restored. */
 static void turn_off(void) {
     if (!__atomic_exchange_n(&pph_on, 0, __ATOMIC_ACQ_REL)) return;
     if (pph_injected) pph_got_restore();
@@ -288,20 +306,27 @@ PPH_EXPORT int perfprof_heap_detach(void) {
     return 0;
 }
 
-/* LD_PRELOAD: attach when perf-prof named a channel and our definitions are the process's
- * (not when the injector dlopen'd us, RTLD_LOCAL, into a process that has PPH_ENV set). */
+/* LD_PRELOAD: attach when perf-prof named a channel and the agent is among the preloaded objects
+ * (not when the injector dlopen'd it, RTLD_LOCAL, into a process that has PPH_ENV set: its
+ * attach call does). Not decided by what dlsym finds for malloc: in a non-PIE executable that
+ * takes malloc's address, that is the executable's PLT entry. */
 __attribute__((constructor)) static void preload_init(void) {
     const char* path = getenv(PPH_ENV);
-    if (!path || !*path) return;
+    const char* preload = getenv("LD_PRELOAD");
+    if (!path || !*path || !preload) return;
+    Dl_info self;
+    if (!dladdr((void*)preload_init, &self) || !self.dli_fname) return;
+    const char* base = strrchr(self.dli_fname, '/');
+    if (!strstr(preload, base ? base + 1 : self.dli_fname)) return;
     struct pph_tls* t = &pph_t;
     t->guard = 1;
-    if (dlsym(RTLD_DEFAULT, "malloc") == pph_hooks[PPH_S_MALLOC]) attach(path);
+    attach(path);
     t->guard = 0;
 }
 
 /* At exit, a late destructor: perf-prof's leak scan reads the process while this thread waits
- * (futex on scan_done, in 100 ms slices), never longer than PPH_EXIT_SCAN_TIMEOUT_NS, and not at
- * all once perf-prof is gone. */
+ * (futex on scan_done, in 100 ms slices), never longer than PPH_EXIT_SCAN_TIMEOUT_NS, and no
+ * longer once perf-prof is gone or asks to detach. */
 __attribute__((destructor(101))) static void exit_scan(void) {
     struct pph_tls* t = &pph_t;
     struct pph_header* h = pph_rs.h;
@@ -320,7 +345,9 @@ __attribute__((destructor(101))) static void exit_scan(void) {
         while (!__atomic_load_n(&h->scan_done, __ATOMIC_ACQUIRE)) {
             struct timespec slice = {0, 100000000};
             syscall(SYS_futex, &h->scan_done, FUTEX_WAIT, 0, &slice, 0, 0);
-            if (profiler_gone(h) || now_ns() - start > PPH_EXIT_SCAN_TIMEOUT_NS) break;
+            if (profiler_gone(h) || __atomic_load_n(&h->detach, __ATOMIC_ACQUIRE) ||
+                now_ns() - start > PPH_EXIT_SCAN_TIMEOUT_NS)
+                break;
         }
         __atomic_store_n(&h->exit_state, PPH_EXIT_DONE, __ATOMIC_RELEASE);
     }

@@ -30,27 +30,27 @@ enum pph_sym {
     PPH_S_MEMALIGN,
     PPH_S_VALLOC,
     PPH_S_PVALLOC,
-    PPH_S_NEW,            /* _Znwm */
-    PPH_S_NEW_ARR,        /* _Znam */
-    PPH_S_NEW_NT,         /* _ZnwmRKSt9nothrow_t */
-    PPH_S_NEW_ARR_NT,     /* _ZnamRKSt9nothrow_t */
-    PPH_S_NEW_AL,         /* _ZnwmSt11align_val_t */
-    PPH_S_NEW_ARR_AL,     /* _ZnamSt11align_val_t */
-    PPH_S_NEW_AL_NT,      /* _ZnwmSt11align_val_tRKSt9nothrow_t */
-    PPH_S_NEW_ARR_AL_NT,  /* _ZnamSt11align_val_tRKSt9nothrow_t */
-    PPH_S_DEL,            /* _ZdlPv */
-    PPH_S_DEL_ARR,        /* _ZdaPv */
-    PPH_S_DEL_SZ,         /* _ZdlPvm */
-    PPH_S_DEL_ARR_SZ,     /* _ZdaPvm */
-    PPH_S_DEL_NT,         /* _ZdlPvRKSt9nothrow_t */
-    PPH_S_DEL_ARR_NT,     /* _ZdaPvRKSt9nothrow_t */
-    PPH_S_DEL_AL,         /* _ZdlPvSt11align_val_t */
-    PPH_S_DEL_ARR_AL,     /* _ZdaPvSt11align_val_t */
-    PPH_S_DEL_SZ_AL,      /* _ZdlPvmSt11align_val_t */
-    PPH_S_DEL_ARR_SZ_AL,  /* _ZdaPvmSt11align_val_t */
-    PPH_S_DEL_AL_NT,      /* _ZdlPvSt11align_val_tRKSt9nothrow_t */
-    PPH_S_DEL_ARR_AL_NT,  /* _ZdaPvSt11align_val_tRKSt9nothrow_t */
-    PPH_S_DLOPEN,         /* inject mode only */
+    PPH_S_NEW,           /* _Znwm */
+    PPH_S_NEW_ARR,       /* _Znam */
+    PPH_S_NEW_NT,        /* _ZnwmRKSt9nothrow_t */
+    PPH_S_NEW_ARR_NT,    /* _ZnamRKSt9nothrow_t */
+    PPH_S_NEW_AL,        /* _ZnwmSt11align_val_t */
+    PPH_S_NEW_ARR_AL,    /* _ZnamSt11align_val_t */
+    PPH_S_NEW_AL_NT,     /* _ZnwmSt11align_val_tRKSt9nothrow_t */
+    PPH_S_NEW_ARR_AL_NT, /* _ZnamSt11align_val_tRKSt9nothrow_t */
+    PPH_S_DEL,           /* _ZdlPv */
+    PPH_S_DEL_ARR,       /* _ZdaPv */
+    PPH_S_DEL_SZ,        /* _ZdlPvm */
+    PPH_S_DEL_ARR_SZ,    /* _ZdaPvm */
+    PPH_S_DEL_NT,        /* _ZdlPvRKSt9nothrow_t */
+    PPH_S_DEL_ARR_NT,    /* _ZdaPvRKSt9nothrow_t */
+    PPH_S_DEL_AL,        /* _ZdlPvSt11align_val_t */
+    PPH_S_DEL_ARR_AL,    /* _ZdaPvSt11align_val_t */
+    PPH_S_DEL_SZ_AL,     /* _ZdlPvmSt11align_val_t */
+    PPH_S_DEL_ARR_SZ_AL, /* _ZdaPvmSt11align_val_t */
+    PPH_S_DEL_AL_NT,     /* _ZdlPvSt11align_val_tRKSt9nothrow_t */
+    PPH_S_DEL_ARR_AL_NT, /* _ZdaPvSt11align_val_tRKSt9nothrow_t */
+    PPH_S_DLOPEN,        /* inject mode only */
     PPH_S_DLCLOSE,
     PPH_S_COUNT
 };
@@ -69,15 +69,18 @@ void* pph_cxx_fallback(int s);
 /* Per-thread state: initial-exec TLS, a few words. */
 struct pph_tls {
     struct pph_sampler sampler;
-    uint32_t guard;       /* inside a hook: nested calls pass straight through */
-    uint32_t tick;        /* calls since the last liveness check */
+    uint32_t guard;           /* inside a hook: nested calls pass straight through */
+    uint32_t tick;            /* calls (full mode) or flushes (sampled) since the last liveness check */
     uint32_t n_alloc, n_free; /* calls not yet added to the header (sampled mode) */
-    uint32_t started;     /* the sampler is seeded, the thread's flush is registered */
+    uint32_t started;         /* the sampler is seeded, the thread's flush is registered */
+    uint32_t gen;             /* pph_gen of the counts */
 };
 extern __thread struct pph_tls pph_t __attribute__((tls_model("initial-exec")));
 
 /* 1 while recording: hooks check it first. */
 extern int pph_on;
+/* Attach sessions so far (inject mode may attach again after a detach). */
+extern uint32_t pph_gen;
 /* 1 when the agent was loaded by the injector (slots patched), 0 for LD_PRELOAD. */
 extern int pph_injected;
 
@@ -101,6 +104,9 @@ void pph_got_tables(uint64_t* start, uint64_t* end);
 void pph_got_restore(void);
 /* Forgets the slots of objects that were unloaded (after dlclose). */
 void pph_got_forget_unloaded(void);
+/* The first definition of a function in the loaded objects (the agent's excepted), by their GNU
+ * hash tables; 0 when none (an IFUNC, an object without DT_GNU_HASH). */
+void* pph_scope_lookup(const char* name);
 /* The file dlopen would open for `file` called from `caller` (its RUNPATH/RPATH, $ORIGIN):
  * `file` itself when nothing applies, else a path written into buf. */
 const char* pph_caller_path(const char* file, const void* caller, char* buf, size_t size);

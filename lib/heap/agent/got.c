@@ -94,8 +94,9 @@ static uint64_t dyn_addr(uint64_t v, uint64_t base) {
     return v < base ? v + base : v;
 }
 
-static void patch_relocs(const struct dl_phdr_info* info, const ElfW(Rela) * r, size_t bytes, const ElfW(Sym) * symtab,
-                         const char* strtab, uint64_t relro_lo, uint64_t relro_hi, struct patch_ctx* ctx) {
+static void patch_relocs(const struct dl_phdr_info* info, const ElfW(Rela) * r, size_t bytes,
+                         const ElfW(Sym) * symtab, const char* strtab, uint64_t relro_lo, uint64_t relro_hi,
+                         struct patch_ctx* ctx) {
     for (size_t i = 0; i < bytes / sizeof *r; i++) {
         const uint32_t type = ELF64_R_TYPE(r[i].r_info);
         if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) continue;
@@ -266,7 +267,8 @@ static size_t origin_of(const struct link_map* lm, char* out, size_t size) {
 }
 
 /* `dir` (n bytes) with $ORIGIN or ${ORIGIN} expanded, then "/" and file, into buf. */
-static int expand(const char* dir, size_t n, const char* origin, size_t on, const char* file, char* buf, size_t size) {
+static int expand(const char* dir, size_t n, const char* origin, size_t on, const char* file, char* buf,
+                  size_t size) {
     size_t at = 0;
     buf[0] = 0;
     for (size_t i = 0; i < n;) {
@@ -314,4 +316,75 @@ const char* pph_caller_path(const char* file, const void* caller, char* buf, siz
         p += n + (end ? 1 : 0);
     }
     return file;
+}
+
+/* ---- the process's own definition of a symbol ----
+ * dlsym(RTLD_DEFAULT) answers with the executable's PLT entry when a position-dependent
+ * executable takes the function's address (its canonical address: python3 does for malloc);
+ * calling that entry goes through the executable's own, patched, GOT slot, back into the hook.
+ * So a defined symbol is looked for in each object's GNU hash table, in load order (the global
+ * scope's order for the objects loaded at start), the agent left out. */
+
+static uint32_t gnu_hash(const char* s) {
+    uint32_t h = 5381;
+    for (; *s; s++) h = h * 33 + (unsigned char)*s;
+    return h;
+}
+
+struct lookup_ctx {
+    const char* name;
+    uint32_t hash;
+    void* found;
+};
+
+static int lookup_object(struct dl_phdr_info* info, size_t size, void* arg) {
+    (void)size;
+    struct lookup_ctx* c = arg;
+    const uint64_t self = (uint64_t)(uintptr_t)&lookup_object;
+    const ElfW(Dyn)* dyn = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr)* ph = &info->dlpi_phdr[i];
+        const uint64_t a = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && self >= a && self < a + ph->p_memsz) return 0; /* the agent */
+        if (ph->p_type == PT_DYNAMIC) dyn = (const ElfW(Dyn)*)a;
+    }
+    if (!dyn || (info->dlpi_name && !strcmp(info->dlpi_name, "linux-vdso.so.1"))) return 0;
+    const ElfW(Sym)* symtab = 0;
+    const char* strtab = 0;
+    const uint32_t* gh = 0;
+    const uint16_t* versym = 0;
+    for (const ElfW(Dyn)* d = dyn; d->d_tag != DT_NULL; d++) {
+        if (d->d_tag == DT_SYMTAB) symtab = (const ElfW(Sym)*)dyn_addr(d->d_un.d_ptr, info->dlpi_addr);
+        if (d->d_tag == DT_STRTAB) strtab = (const char*)dyn_addr(d->d_un.d_ptr, info->dlpi_addr);
+        if (d->d_tag == DT_GNU_HASH) gh = (const uint32_t*)dyn_addr(d->d_un.d_ptr, info->dlpi_addr);
+        if (d->d_tag == DT_VERSYM) versym = (const uint16_t*)dyn_addr(d->d_un.d_ptr, info->dlpi_addr);
+    }
+    if (!symtab || !strtab || !gh) return 0;
+    const uint32_t nbuckets = gh[0], symoffset = gh[1], bloom_size = gh[2], shift = gh[3];
+    if (!nbuckets || !bloom_size) return 0;
+    const uint64_t* bloom = (const uint64_t*)(gh + 4);
+    const uint32_t* buckets = (const uint32_t*)(bloom + bloom_size);
+    const uint32_t* chain = buckets + nbuckets;
+    const uint32_t h = c->hash;
+    const uint64_t word = bloom[(h / 64) % bloom_size];
+    const uint64_t mask = (1ull << (h % 64)) | (1ull << ((h >> shift) % 64));
+    if ((word & mask) != mask) return 0;
+    uint32_t idx = buckets[h % nbuckets];
+    if (idx < symoffset) return 0;
+    for (;; idx++) {
+        const uint32_t h2 = chain[idx - symoffset];
+        const ElfW(Sym)* sym = &symtab[idx];
+        if ((h | 1) == (h2 | 1) && !strcmp(c->name, strtab + sym->st_name) && sym->st_shndx != SHN_UNDEF &&
+            ELF64_ST_TYPE(sym->st_info) == STT_FUNC && !(versym && (versym[idx] & 0x8000))) {
+            c->found = (void*)(info->dlpi_addr + sym->st_value);
+            return 1;
+        }
+        if (h2 & 1) return 0;
+    }
+}
+
+void* pph_scope_lookup(const char* name) {
+    struct lookup_ctx c = {name, gnu_hash(name), 0};
+    dl_iterate_phdr(lookup_object, &c);
+    return c.found;
 }

@@ -10,8 +10,8 @@
  * agent never changes a block's layout. */
 #include <dlfcn.h>
 #include <errno.h>
-#include <stdlib.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "heap/agent/agent.h"
@@ -77,33 +77,58 @@ static inline int entering(struct pph_tls* t) {
 
 /* ---- the malloc family ---- */
 
-PPH_HOOK void* pph_h_malloc(size_t n) {
+/* The hottest hooks keep their fast path free of callee-saved registers: what is rare (passing
+ * through, a kept block) is out of line. */
+#define PPH_CALLER_ARGS                                                                \
+    (uint64_t) __builtin_return_address(0), (uint64_t)__builtin_frame_address(0) + 16, \
+        *(uint64_t*)__builtin_frame_address(0)
+
+__attribute__((noinline, cold)) static void* malloc_pass(size_t n) {
+    alloc1_fn f = (alloc1_fn)real(PPH_S_MALLOC);
+    return f ? f(n) : pph_boot_alloc(n, 16);
+}
+
+__attribute__((noinline)) static void* malloc_kept(size_t n, uint64_t pc, uint64_t sp, uint64_t bp) {
     struct pph_tls* t = &pph_t;
-    if (!entering(t)) {
-        alloc1_fn f = (alloc1_fn)real(PPH_S_MALLOC);
-        return f ? f(n) : pph_boot_alloc(n, 16);
-    }
     t->guard = 1;
     void* p = ((alloc1_fn)pph_real[PPH_S_MALLOC])(n);
-    PPH_RECORD_ALLOC(t, p, n, PPH_FN_MALLOC);
+    if (p) pph_record_alloc(p, n, PPH_FN_MALLOC, pc, sp, bp);
+    t->guard = 0;
+    return p;
+}
+
+PPH_HOOK void* pph_h_malloc(size_t n) {
+    struct pph_tls* t = &pph_t;
+    if (PPH_UNLIKELY(!entering(t))) return malloc_pass(n);
+    if (PPH_LIKELY(pph_alloc_done(t, n))) return ((alloc1_fn)pph_real[PPH_S_MALLOC])(n);
+    return malloc_kept(n, PPH_CALLER_ARGS);
+}
+
+__attribute__((noinline, cold)) static void* calloc_pass(size_t n, size_t size) {
+    alloc2_fn f = (alloc2_fn)real(PPH_S_CALLOC);
+    size_t total;
+    if (f) return f(n, size);
+    if (__builtin_mul_overflow(n, size, &total)) return 0;
+    return pph_boot_alloc(total, 16); /* the arena is zeroed and never reused */
+}
+
+__attribute__((noinline)) static void* calloc_kept(size_t n, size_t size, uint64_t pc, uint64_t sp,
+                                                   uint64_t bp) {
+    struct pph_tls* t = &pph_t;
+    t->guard = 1;
+    void* p = ((alloc2_fn)pph_real[PPH_S_CALLOC])(n, size);
+    if (p) pph_record_alloc(p, (uint64_t)n * size, PPH_FN_CALLOC, pc, sp, bp);
     t->guard = 0;
     return p;
 }
 
 PPH_HOOK void* pph_h_calloc(size_t n, size_t size) {
     struct pph_tls* t = &pph_t;
-    if (!entering(t)) {
-        alloc2_fn f = (alloc2_fn)real(PPH_S_CALLOC);
-        size_t total;
-        if (f) return f(n, size);
-        if (__builtin_mul_overflow(n, size, &total)) return 0;
-        return pph_boot_alloc(total, 16); /* the arena is zeroed and never reused */
-    }
-    t->guard = 1;
-    void* p = ((alloc2_fn)pph_real[PPH_S_CALLOC])(n, size);
-    PPH_RECORD_ALLOC(t, p, (uint64_t)n * size, PPH_FN_CALLOC);
-    t->guard = 0;
-    return p;
+    if (PPH_UNLIKELY(!entering(t))) return calloc_pass(n, size);
+    size_t total;
+    if (__builtin_mul_overflow(n, size, &total)) total = SIZE_MAX;
+    if (PPH_LIKELY(pph_alloc_done(t, total))) return ((alloc2_fn)pph_real[PPH_S_CALLOC])(n, size);
+    return calloc_kept(n, size, PPH_CALLER_ARGS);
 }
 
 /* realloc of a bootstrap block: a new block of the real allocator, the old bytes copied. */
@@ -116,23 +141,37 @@ static void* boot_realloc(void* old, size_t n) {
     return p;
 }
 
+__attribute__((noinline, cold)) static void* realloc_pass(void* old, size_t n) {
+    realloc_fn f = (realloc_fn)real(PPH_S_REALLOC);
+    if (f) return f(old, n);
+    return old ? 0 : pph_boot_alloc(n, 16);
+}
+
+/* free_old: the old block's FREE is recorded here, and the new block counted; else the fast path
+ * counted the new block already and the old one needs nothing. */
+__attribute__((noinline)) static void* realloc_slow(void* old, size_t n, int free_old, uint64_t pc,
+                                                    uint64_t sp, uint64_t bp) {
+    struct pph_tls* t = &pph_t;
+    t->guard = 1;
+    if (free_old) pph_record_free(old, PPH_FN_REALLOC);
+    void* p = ((realloc_fn)pph_real[PPH_S_REALLOC])(old, n);
+    if (p && (!free_old || !pph_alloc_done(t, n))) pph_record_alloc(p, n, PPH_FN_REALLOC, pc, sp, bp);
+    t->guard = 0;
+    return p;
+}
+
 /* A failed realloc (NULL for n > 0) leaves the old block in place, but its FREE was already
  * recorded (it must be, before the real call: the block may be handed out again at once): the
  * old block stays untracked from then on. */
 PPH_HOOK void* pph_h_realloc(void* old, size_t n) {
     struct pph_tls* t = &pph_t;
     if (PPH_UNLIKELY(old && pph_is_boot(old))) return boot_realloc(old, n);
-    if (!entering(t)) {
-        realloc_fn f = (realloc_fn)real(PPH_S_REALLOC);
-        if (f) return f(old, n);
-        return old ? 0 : pph_boot_alloc(n, 16);
+    if (PPH_UNLIKELY(!entering(t))) return realloc_pass(old, n);
+    if (!old || pph_free_done(t, old)) {
+        if (PPH_LIKELY(pph_alloc_done(t, n))) return ((realloc_fn)pph_real[PPH_S_REALLOC])(old, n);
+        return realloc_slow(old, n, 0, PPH_CALLER_ARGS);
     }
-    t->guard = 1;
-    if (old) PPH_RECORD_FREE(t, old, PPH_FN_REALLOC);
-    void* p = ((realloc_fn)pph_real[PPH_S_REALLOC])(old, n);
-    PPH_RECORD_ALLOC(t, p, n, PPH_FN_REALLOC);
-    t->guard = 0;
-    return p;
+    return realloc_slow(old, n, 1, PPH_CALLER_ARGS);
 }
 
 PPH_HOOK void* pph_h_reallocarray(void* old, size_t n, size_t size) {
@@ -158,18 +197,31 @@ PPH_HOOK void* pph_h_reallocarray(void* old, size_t n, size_t size) {
     return p;
 }
 
+__attribute__((noinline, cold)) static void free_pass(void* p) {
+    free_fn f = (free_fn)real(PPH_S_FREE);
+    if (f) f(p);
+}
+
+__attribute__((noinline)) static void free_kept(void* p) {
+    struct pph_tls* t = &pph_t;
+    t->guard = 1;
+    pph_record_free(p, PPH_FN_FREE);
+    ((free_fn)pph_real[PPH_S_FREE])(p);
+    t->guard = 0;
+}
+
 PPH_HOOK void pph_h_free(void* p) {
     struct pph_tls* t = &pph_t;
     if (PPH_UNLIKELY(!p) || PPH_UNLIKELY(pph_is_boot(p))) return;
-    if (!entering(t)) {
-        free_fn f = (free_fn)real(PPH_S_FREE);
-        if (f) f(p);
+    if (PPH_UNLIKELY(!entering(t))) {
+        free_pass(p);
         return;
     }
-    t->guard = 1;
-    PPH_RECORD_FREE(t, p, PPH_FN_FREE);
-    ((free_fn)pph_real[PPH_S_FREE])(p);
-    t->guard = 0;
+    if (PPH_LIKELY(pph_free_done(t, p))) {
+        ((free_fn)pph_real[PPH_S_FREE])(p);
+        return;
+    }
+    free_kept(p);
 }
 
 PPH_HOOK int pph_h_posix_memalign(void** out, size_t align, size_t n) {
@@ -187,35 +239,35 @@ PPH_HOOK int pph_h_posix_memalign(void** out, size_t align, size_t n) {
 }
 
 /* aligned_alloc, memalign: (alignment, size). */
-#define ALIGNED_HOOK(name, sym, fn)                                                \
-    PPH_HOOK void* pph_h_##name(size_t align, size_t n) {                                  \
-        struct pph_tls* t = &pph_t;                                                \
-        if (!entering(t)) {                                                        \
-            alloc2_fn f = (alloc2_fn)real(sym);                                    \
-            return f ? f(align, n) : pph_boot_alloc(n, align);                     \
-        }                                                                          \
-        t->guard = 1;                                                              \
-        void* p = ((alloc2_fn)pph_real[sym])(align, n);                            \
-        PPH_RECORD_ALLOC(t, p, n, fn);                     \
-        t->guard = 0;                                                              \
-        return p;                                                                  \
+#define ALIGNED_HOOK(name, sym, fn)                            \
+    PPH_HOOK void* pph_h_##name(size_t align, size_t n) {      \
+        struct pph_tls* t = &pph_t;                            \
+        if (!entering(t)) {                                    \
+            alloc2_fn f = (alloc2_fn)real(sym);                \
+            return f ? f(align, n) : pph_boot_alloc(n, align); \
+        }                                                      \
+        t->guard = 1;                                          \
+        void* p = ((alloc2_fn)pph_real[sym])(align, n);        \
+        PPH_RECORD_ALLOC(t, p, n, fn);                         \
+        t->guard = 0;                                          \
+        return p;                                              \
     }
 ALIGNED_HOOK(aligned_alloc, PPH_S_ALIGNED_ALLOC, PPH_FN_MEMALIGN)
 ALIGNED_HOOK(memalign, PPH_S_MEMALIGN, PPH_FN_MEMALIGN)
 
 /* valloc, pvalloc: (size), page-aligned. */
-#define PAGE_HOOK(name, sym)                                                       \
-    PPH_HOOK void* pph_h_##name(size_t n) {                                                \
-        struct pph_tls* t = &pph_t;                                                \
-        if (!entering(t)) {                                                        \
-            alloc1_fn f = (alloc1_fn)real(sym);                                    \
-            return f ? f(n) : pph_boot_alloc(n, 4096);                             \
-        }                                                                          \
-        t->guard = 1;                                                              \
-        void* p = ((alloc1_fn)pph_real[sym])(n);                                   \
-        PPH_RECORD_ALLOC(t, p, n, PPH_FN_VALLOC);          \
-        t->guard = 0;                                                              \
-        return p;                                                                  \
+#define PAGE_HOOK(name, sym)                           \
+    PPH_HOOK void* pph_h_##name(size_t n) {            \
+        struct pph_tls* t = &pph_t;                    \
+        if (!entering(t)) {                            \
+            alloc1_fn f = (alloc1_fn)real(sym);        \
+            return f ? f(n) : pph_boot_alloc(n, 4096); \
+        }                                              \
+        t->guard = 1;                                  \
+        void* p = ((alloc1_fn)pph_real[sym])(n);       \
+        PPH_RECORD_ALLOC(t, p, n, PPH_FN_VALLOC);      \
+        t->guard = 0;                                  \
+        return p;                                      \
     }
 PAGE_HOOK(valloc, PPH_S_VALLOC)
 PAGE_HOOK(pvalloc, PPH_S_PVALLOC)
@@ -236,98 +288,107 @@ static void* new_nothrow(int nt, int thr, size_t n) {
     return g ? g(n) : 0;
 }
 
-#define NEW_HOOK(name, sym, sym_nt)                                                \
-    PPH_HOOK void* pph_h_##name(size_t n) {                                                \
-        struct pph_tls* t = &pph_t;                                                \
-        if (!entering(t)) return ((alloc1_fn)real(sym))(n);                        \
-        t->guard = 1;                                                              \
-        void* p = new_nothrow(sym_nt, sym, n);                                     \
-        PPH_RECORD_ALLOC(t, p, n, PPH_FN_NEW);             \
-        t->guard = 0;                                                              \
-        if (PPH_UNLIKELY(!p)) p = ((alloc1_fn)real(sym))(n); /* throws */          \
-        return p;                                                                  \
+/* A kept operator new: 0 when the nothrow form failed (the caller then throws). */
+__attribute__((noinline)) static void* new_kept(int sym_nt, int sym, size_t n, uint64_t pc, uint64_t sp,
+                                                uint64_t bp) {
+    struct pph_tls* t = &pph_t;
+    t->guard = 1;
+    void* p = new_nothrow(sym_nt, sym, n);
+    if (p) pph_record_alloc(p, n, PPH_FN_NEW, pc, sp, bp);
+    t->guard = 0;
+    return p;
+}
+
+#define NEW_HOOK(name, sym, sym_nt)                                                             \
+    PPH_HOOK void* pph_h_##name(size_t n) {                                                     \
+        struct pph_tls* t = &pph_t;                                                             \
+        if (!entering(t) || PPH_LIKELY(pph_alloc_done(t, n))) return ((alloc1_fn)real(sym))(n); \
+        void* p = new_kept(sym_nt, sym, n, PPH_CALLER_ARGS);                                    \
+        if (PPH_UNLIKELY(!p)) p = ((alloc1_fn)real(sym))(n); /* throws */                       \
+        return p;                                                                               \
     }
 NEW_HOOK(_Znwm, PPH_S_NEW, PPH_S_NEW_NT)
 NEW_HOOK(_Znam, PPH_S_NEW_ARR, PPH_S_NEW_ARR_NT)
 
-#define NEW_NT_HOOK(name, sym)                                                     \
-    PPH_HOOK void* pph_h_##name(size_t n, const void* nt) {                                \
-        struct pph_tls* t = &pph_t;                                                \
-        if (!entering(t)) return ((new_nt_fn)real(sym))(n, nt);                    \
-        t->guard = 1;                                                              \
-        void* p = ((new_nt_fn)real(sym))(n, nt);                                   \
-        PPH_RECORD_ALLOC(t, p, n, PPH_FN_NEW);             \
-        t->guard = 0;                                                              \
-        return p;                                                                  \
+#define NEW_NT_HOOK(name, sym)                                  \
+    PPH_HOOK void* pph_h_##name(size_t n, const void* nt) {     \
+        struct pph_tls* t = &pph_t;                             \
+        if (!entering(t)) return ((new_nt_fn)real(sym))(n, nt); \
+        t->guard = 1;                                           \
+        void* p = ((new_nt_fn)real(sym))(n, nt);                \
+        PPH_RECORD_ALLOC(t, p, n, PPH_FN_NEW);                  \
+        t->guard = 0;                                           \
+        return p;                                               \
     }
 NEW_NT_HOOK(_ZnwmRKSt9nothrow_t, PPH_S_NEW_NT)
 NEW_NT_HOOK(_ZnamRKSt9nothrow_t, PPH_S_NEW_ARR_NT)
 
-#define NEW_AL_HOOK(name, sym, sym_nt)                                             \
-    PPH_HOOK void* pph_h_##name(size_t n, size_t al) {                                     \
-        struct pph_tls* t = &pph_t;                                                \
-        if (!entering(t)) return ((alloc2_fn)real(sym))(n, al);                    \
-        t->guard = 1;                                                              \
-        new_al_nt_fn f = (new_al_nt_fn)real(sym_nt);                               \
-        void* p = f ? f(n, al, 0) : 0;                                             \
-        PPH_RECORD_ALLOC(t, p, n, PPH_FN_NEW);             \
-        t->guard = 0;                                                              \
-        if (PPH_UNLIKELY(!p)) p = ((alloc2_fn)real(sym))(n, al); /* throws */      \
-        return p;                                                                  \
+#define NEW_AL_HOOK(name, sym, sym_nt)                                        \
+    PPH_HOOK void* pph_h_##name(size_t n, size_t al) {                        \
+        struct pph_tls* t = &pph_t;                                           \
+        if (!entering(t)) return ((alloc2_fn)real(sym))(n, al);               \
+        t->guard = 1;                                                         \
+        new_al_nt_fn f = (new_al_nt_fn)real(sym_nt);                          \
+        void* p = f ? f(n, al, 0) : 0;                                        \
+        PPH_RECORD_ALLOC(t, p, n, PPH_FN_NEW);                                \
+        t->guard = 0;                                                         \
+        if (PPH_UNLIKELY(!p)) p = ((alloc2_fn)real(sym))(n, al); /* throws */ \
+        return p;                                                             \
     }
 NEW_AL_HOOK(_ZnwmSt11align_val_t, PPH_S_NEW_AL, PPH_S_NEW_AL_NT)
 NEW_AL_HOOK(_ZnamSt11align_val_t, PPH_S_NEW_ARR_AL, PPH_S_NEW_ARR_AL_NT)
 
-#define NEW_AL_NT_HOOK(name, sym)                                                  \
-    PPH_HOOK void* pph_h_##name(size_t n, size_t al, const void* nt) {                     \
-        struct pph_tls* t = &pph_t;                                                \
-        if (!entering(t)) return ((new_al_nt_fn)real(sym))(n, al, nt);             \
-        t->guard = 1;                                                              \
-        void* p = ((new_al_nt_fn)real(sym))(n, al, nt);                            \
-        PPH_RECORD_ALLOC(t, p, n, PPH_FN_NEW);             \
-        t->guard = 0;                                                              \
-        return p;                                                                  \
+#define NEW_AL_NT_HOOK(name, sym)                                      \
+    PPH_HOOK void* pph_h_##name(size_t n, size_t al, const void* nt) { \
+        struct pph_tls* t = &pph_t;                                    \
+        if (!entering(t)) return ((new_al_nt_fn)real(sym))(n, al, nt); \
+        t->guard = 1;                                                  \
+        void* p = ((new_al_nt_fn)real(sym))(n, al, nt);                \
+        PPH_RECORD_ALLOC(t, p, n, PPH_FN_NEW);                         \
+        t->guard = 0;                                                  \
+        return p;                                                      \
     }
 NEW_AL_NT_HOOK(_ZnwmSt11align_val_tRKSt9nothrow_t, PPH_S_NEW_AL_NT)
 NEW_AL_NT_HOOK(_ZnamSt11align_val_tRKSt9nothrow_t, PPH_S_NEW_ARR_AL_NT)
 
 /* The delete forms: (p), (p, size) or (p, align), (p, size, align); the nothrow ones take a
  * last argument the runtime ignores, passed on as is. */
-#define DEL1_HOOK(name, sym)                                                       \
-    PPH_HOOK void pph_h_##name(void* p) {                                                  \
-        struct pph_tls* t = &pph_t;                                                \
-        if (p && entering(t)) {                                                    \
-            t->guard = 1;                                                          \
-            PPH_RECORD_FREE(t, p, PPH_FN_DELETE);                                     \
-            ((free_fn)real(sym))(p);                                               \
-            t->guard = 0;                                                          \
-            return;                                                                \
-        }                                                                          \
-        ((free_fn)real(sym))(p);                                                   \
+/* A delete to record: the FREE, then the runtime's delete, guard held (it calls free). Every form
+ * is called with three arguments: on x86-64 the ones a form does not take are ignored. */
+__attribute__((noinline)) static void delete_kept(int sym, void* p, size_t a, size_t b) {
+    struct pph_tls* t = &pph_t;
+    t->guard = 1;
+    pph_record_free(p, PPH_FN_DELETE);
+    ((free3_fn)real(sym))(p, a, b);
+    t->guard = 0;
+}
+
+#define DEL1_HOOK(name, sym)                            \
+    PPH_HOOK void pph_h_##name(void* p) {               \
+        struct pph_tls* t = &pph_t;                     \
+        if (p && entering(t) && !pph_free_done(t, p)) { \
+            delete_kept(sym, p, 0, 0);                  \
+            return;                                     \
+        }                                               \
+        ((free_fn)real(sym))(p);                        \
     }
-#define DEL2_HOOK(name, sym)                                                       \
-    PPH_HOOK void pph_h_##name(void* p, size_t a) {                                        \
-        struct pph_tls* t = &pph_t;                                                \
-        if (p && entering(t)) {                                                    \
-            t->guard = 1;                                                          \
-            PPH_RECORD_FREE(t, p, PPH_FN_DELETE);                                     \
-            ((free2_fn)real(sym))(p, a);                                           \
-            t->guard = 0;                                                          \
-            return;                                                                \
-        }                                                                          \
-        ((free2_fn)real(sym))(p, a);                                               \
+#define DEL2_HOOK(name, sym)                            \
+    PPH_HOOK void pph_h_##name(void* p, size_t a) {     \
+        struct pph_tls* t = &pph_t;                     \
+        if (p && entering(t) && !pph_free_done(t, p)) { \
+            delete_kept(sym, p, a, 0);                  \
+            return;                                     \
+        }                                               \
+        ((free2_fn)real(sym))(p, a);                    \
     }
-#define DEL3_HOOK(name, sym)                                                       \
-    PPH_HOOK void pph_h_##name(void* p, size_t a, size_t b) {                              \
-        struct pph_tls* t = &pph_t;                                                \
-        if (p && entering(t)) {                                                    \
-            t->guard = 1;                                                          \
-            PPH_RECORD_FREE(t, p, PPH_FN_DELETE);                                     \
-            ((free3_fn)real(sym))(p, a, b);                                        \
-            t->guard = 0;                                                          \
-            return;                                                                \
-        }                                                                          \
-        ((free3_fn)real(sym))(p, a, b);                                            \
+#define DEL3_HOOK(name, sym)                                  \
+    PPH_HOOK void pph_h_##name(void* p, size_t a, size_t b) { \
+        struct pph_tls* t = &pph_t;                           \
+        if (p && entering(t) && !pph_free_done(t, p)) {       \
+            delete_kept(sym, p, a, b);                        \
+            return;                                           \
+        }                                                     \
+        ((free3_fn)real(sym))(p, a, b);                       \
     }
 DEL1_HOOK(_ZdlPv, PPH_S_DEL)
 DEL1_HOOK(_ZdaPv, PPH_S_DEL_ARR)
@@ -358,7 +419,8 @@ static void* fb_new_nt(size_t n, const void* nt) {
 static void* fb_new_al_nt(size_t n, size_t al, const void* nt) {
     (void)nt;
     void* p = 0;
-    return ((posix_memalign_fn)real(PPH_S_POSIX_MEMALIGN))(&p, al < sizeof(void*) ? sizeof(void*) : al, n ? n : 1)
+    return ((posix_memalign_fn)real(PPH_S_POSIX_MEMALIGN))(&p, al < sizeof(void*) ? sizeof(void*) : al,
+                                                           n ? n : 1)
                ? 0
                : p;
 }
@@ -403,7 +465,9 @@ PPH_HOOK int pph_h_dlclose(void* handle) {
     dlclose_fn f = (dlclose_fn)real(PPH_S_DLCLOSE);
     int rc = f ? f(handle) : -1;
     pph_unwind_invalidate();
-    if (pph_injected) pph_got_forget_unloaded();
+    /* Only while on: after a detach no slot is kept, and in a forked child the table's lock may
+     * have been held by a thread that does not exist there. */
+    if (pph_injected && __atomic_load_n(&pph_on, __ATOMIC_ACQUIRE)) pph_got_forget_unloaded();
     return rc;
 }
 
@@ -431,7 +495,8 @@ __attribute__((noinline)) static void* dlopen_hook(const char* file, int mode) {
 /* The hooks under the names they stand in for, exported. The agent itself takes their addresses
  * through the hidden pph_h_ names: a reference to `malloc` from inside the agent would bind to
  * the process's own malloc when the agent is loaded RTLD_LOCAL. */
-#define PPH_ALIAS(name) extern __typeof(pph_h_##name) name __attribute__((alias("pph_h_" #name), visibility("default")));
+#define PPH_ALIAS(name) \
+    extern __typeof(pph_h_##name) name __attribute__((alias("pph_h_" #name), visibility("default")));
 PPH_ALIAS(malloc)
 PPH_ALIAS(calloc)
 PPH_ALIAS(realloc)

@@ -32,10 +32,18 @@ static inline uint32_t set_slot(uint64_t h) {
 }
 
 int pph_set_init(void) {
-    void* s = mmap(0, (size_t)SET_SIZE * 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
+    if (pph_rs.set) {
+        /* A new session: empty (private anonymous pages read as zeros once dropped). */
+        madvise(pph_rs.set, pph_rs.set_bytes, MADV_DONTNEED);
+        madvise(pph_rs.filter, pph_rs.filter_bytes, MADV_DONTNEED);
+        pph_rs.set_count = 0;
+        return 0;
+    }
+    void* s = mmap(0, (size_t)SET_SIZE * 8, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (s == MAP_FAILED) return -1;
-    void* f = mmap(0, 1u << FILTER_BITS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void* f = mmap(0, 1u << FILTER_BITS, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
     if (f == MAP_FAILED) {
         munmap(s, (size_t)SET_SIZE * 8);
         return -1;
@@ -123,7 +131,8 @@ static int64_t pool_claim(struct pph_header* hd, uint32_t n) {
     uint64_t used = __atomic_load_n(&hd->pool_used, __ATOMIC_RELAXED);
     do {
         if (used + n > pph_rs.pool_words) return -1;
-    } while (!__atomic_compare_exchange_n(&hd->pool_used, &used, used + n, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+    } while (
+        !__atomic_compare_exchange_n(&hd->pool_used, &used, used + n, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
     return (int64_t)used;
 }
 
@@ -173,6 +182,13 @@ static uint32_t stack_id(struct pph_header* hd, struct pph_frame caller) {
 void pph_flush_counts(struct pph_tls* t) {
     struct pph_header* hd = pph_rs.h;
     if (!hd) return;
+    const uint32_t gen = __atomic_load_n(&pph_gen, __ATOMIC_RELAXED);
+    if (PPH_UNLIKELY(t->gen != gen)) {
+        /* Counted in an earlier session, or partly: not this channel's. */
+        t->gen = gen;
+        t->n_alloc = t->n_free = 0;
+        return;
+    }
     if (t->n_alloc) __atomic_fetch_add(&hd->calls_alloc, t->n_alloc, __ATOMIC_RELAXED);
     if (t->n_free) __atomic_fetch_add(&hd->calls_free, t->n_free, __ATOMIC_RELAXED);
     t->n_alloc = t->n_free = 0;
@@ -185,16 +201,19 @@ static void thread_start(struct pph_tls* t) {
     pph_sampler_seed(&t->sampler, pph_rs.gaps,
                      (uint64_t)(uintptr_t)t ^ ((uint64_t)ts.tv_sec << 32) ^ (uint64_t)ts.tv_nsec);
     t->started = 1;
+    t->gen = __atomic_load_n(&pph_gen, __ATOMIC_RELAXED);
     if (pph_rs.key_ok) pthread_setspecific(pph_rs.key, (void*)1);
 }
 
 /* The slow paths, after the hooks' inline fast paths (record.h) counted the call. */
 
-/* Sampled mode: the periodic work a fast path left (the liveness check, the flush of the
- * counts); 0 when the agent went off there. */
+/* Sampled mode: the periodic work a fast path left (the flush of the counts, and with every
+ * 4th flush the liveness check; `tick` counts the flushes here); 0 when the agent went off. */
 static int periodic(struct pph_tls* t) {
-    if (t->tick >= PPH_CHECK_EVERY) pph_check_live(); /* flushes the counts too */
-    if (t->n_alloc >= PPH_FLUSH_EVERY || t->n_free >= PPH_FLUSH_EVERY) pph_flush_counts(t);
+    if (t->n_alloc >= PPH_FLUSH_EVERY || t->n_free >= PPH_FLUSH_EVERY) {
+        pph_flush_counts(t);
+        if (++t->tick >= PPH_CHECK_EVERY / PPH_FLUSH_EVERY) pph_check_live(); /* resets tick */
+    }
     return __atomic_load_n(&pph_on, __ATOMIC_RELAXED);
 }
 
@@ -233,7 +252,8 @@ void pph_record_free(void* p, int fn) {
         /* Counted already; the block may still be kept even when the agent just went off: its
          * FREE then pairs the ALLOC perf-prof holds. */
         periodic(t);
-        if (__atomic_load_n(&pph_rs.filter[filter_slot(ptr_hash((uint64_t)(uintptr_t)p))], __ATOMIC_RELAXED) == 0)
+        if (__atomic_load_n(&pph_rs.filter[filter_slot(ptr_hash((uint64_t)(uintptr_t)p))],
+                            __ATOMIC_RELAXED) == 0)
             return;
         if (!set_remove((uint64_t)(uintptr_t)p)) return;
     } else {

@@ -42,24 +42,24 @@ static inline uint32_t pph_filter_slot(uint64_t h) {
 }
 
 #define PPH_CHECK_EVERY 4096 /* calls of a thread between two liveness checks */
-#define PPH_FLUSH_EVERY 1024 /* calls of a thread between two flushes of its counts */
+#define PPH_FLUSH_EVERY 1024 /* sampled mode: calls of a kind between two flushes of a thread's counts */
 
 /* The hooks' fast paths, inline. Sampled mode: 1 when an allocation of `size` needs nothing more
- * (not kept, no check due); the thread's first call always takes the slow path (its sampler
- * starts at 0). */
+ * (not kept, no flush due: the liveness check comes with every 4th flush); the thread's first
+ * call always takes the slow path (its sampler starts at 0). */
 static inline int pph_alloc_done(struct pph_tls* t, uint64_t size) {
     if (pph_rs.mode != PPH_SAMPLED) return 0;
-    t->n_alloc++;
-    return !pph_sampler_take(&t->sampler, size) && ++t->tick < PPH_CHECK_EVERY && t->n_alloc < PPH_FLUSH_EVERY;
+    const uint32_t n = ++t->n_alloc;
+    return !pph_sampler_take(&t->sampler, size) && n < PPH_FLUSH_EVERY;
 }
 
 /* Sampled mode: 1 when a free needs nothing more: the block was never kept (its filter counter
- * is 0), no check due. */
+ * is 0), no flush due. */
 static inline int pph_free_done(struct pph_tls* t, const void* p) {
     if (pph_rs.mode != PPH_SAMPLED) return 0;
-    t->n_free++;
-    if (++t->tick >= PPH_CHECK_EVERY || t->n_free >= PPH_FLUSH_EVERY) return 0;
-    return __atomic_load_n(&pph_rs.filter[pph_filter_slot(pph_ptr_hash((uint64_t)(uintptr_t)p))], __ATOMIC_RELAXED) == 0;
+    if (++t->n_free >= PPH_FLUSH_EVERY) return 0;
+    return __atomic_load_n(&pph_rs.filter[pph_filter_slot(pph_ptr_hash((uint64_t)(uintptr_t)p))],
+                           __ATOMIC_RELAXED) == 0;
 }
 
 /* Records an allocation (its stack from the hook's caller: pc, sp and bp as PPH_CALLER_FRAME),
@@ -68,15 +68,24 @@ void pph_record_alloc(void* p, uint64_t size, int fn, uint64_t pc, uint64_t sp, 
 void pph_record_free(void* p, int fn);
 
 /* In a hook: records the block `p` of `n` bytes unless the fast path says there is nothing to do. */
-#define PPH_RECORD_ALLOC(t, p, n, fn)                                                                   \
-    do {                                                                                                \
-        if ((p) && !pph_alloc_done((t), (n)))                                                           \
-            pph_record_alloc((p), (n), (fn), (uint64_t)__builtin_return_address(0),                     \
-                             (uint64_t)__builtin_frame_address(0) + 16, *(uint64_t*)__builtin_frame_address(0)); \
+#define PPH_RECORD_ALLOC(t, p, n, fn)                                               \
+    do {                                                                            \
+        if ((p) && !pph_alloc_done((t), (n)))                                       \
+            pph_record_alloc((p), (n), (fn), (uint64_t)__builtin_return_address(0), \
+                             (uint64_t)__builtin_frame_address(0) + 16,             \
+                             *(uint64_t*)__builtin_frame_address(0));               \
     } while (0)
-#define PPH_RECORD_FREE(t, p, fn)                                                                       \
-    do {                                                                                                \
-        if (!pph_free_done((t), (p))) pph_record_free((p), (fn));                                       \
+/* The same after the fast path was taken before the call (malloc, calloc, operator new). */
+#define PPH_RECORD_KEPT(p, n, fn)                                                   \
+    do {                                                                            \
+        if (p)                                                                      \
+            pph_record_alloc((p), (n), (fn), (uint64_t)__builtin_return_address(0), \
+                             (uint64_t)__builtin_frame_address(0) + 16,             \
+                             *(uint64_t*)__builtin_frame_address(0));               \
+    } while (0)
+#define PPH_RECORD_FREE(t, p, fn)                                 \
+    do {                                                          \
+        if (!pph_free_done((t), (p))) pph_record_free((p), (fn)); \
     } while (0)
 
 #endif

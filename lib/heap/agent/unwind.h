@@ -6,11 +6,13 @@
  * a walk through code seen before costs a few loads per frame.
  *
  * Runs inside malloc: never allocates, takes no lock of its own, async-signal-safe; the only
- * library call is dl_iterate_phdr, and only when an address lies in no object known yet. Reads
+ * library calls are dl_iterate_phdr and getpid, and only when an address lies in no object
+ * known yet. Reads
  * only the stack between the starting sp and the frames the CFI describes, and the objects'
  * own mapped .eh_frame_hdr/.eh_frame. Stops at the outermost frame (return address undefined),
  * at an address no CFI covers (JIT code, a stripped .eh_frame), at a rule it does not handle (a
- * DWARF expression), or when the stack pointer would not grow. */
+ * DWARF expression, but for the signal trampoline's: that frame is read as the kernel wrote it),
+ * or when the stack pointer would not grow. */
 #ifndef PERFPROF_HEAP_AGENT_UNWIND_H
 #define PERFPROF_HEAP_AGENT_UNWIND_H
 
@@ -42,7 +44,8 @@ int pph_unwind(struct pph_frame start, uint64_t* out, int max);
  * reads the loaded objects anew. */
 void pph_unwind_invalidate(void);
 
-/* Statistics (tests, -v): walks, frames, rule-cache hits and misses, object list refreshes. */
+/* Statistics (tests, -v): walks, frames, rule-cache hits and misses, object list refreshes.
+ * The calling thread's counts are exact; each other thread's lag by up to 256 of its walks. */
 struct pph_unwind_stats {
     uint64_t walks, frames, hits, misses, refreshes;
 };

@@ -7,7 +7,7 @@
 #include <string.h>
 
 /* DWARF register numbers (x86-64 psABI). */
-enum { REG_RBP = 6, REG_RSP = 7, REG_RA = 16 };
+enum { DW_REG_RBP = 6, DW_REG_RSP = 7, DW_REG_RA = 16 };
 
 /* Pointer encodings (DW_EH_PE_*): the format in the low nibble, how it applies above. */
 enum {
@@ -28,7 +28,8 @@ static int cur_init(struct cur* c, const struct pph_mem* m, uint64_t pos, uint64
     c->m = m;
     c->bad = 0;
     c->pos = pos;
-    if (pos < m->addr || pos - m->addr > m->len || len > m->len - (pos - m->addr)) {
+    /* A segment wrapping past the top of the address space is none (end would lie below pos). */
+    if (m->addr + m->len < m->addr || pos < m->addr || pos - m->addr > m->len || len > m->len - (pos - m->addr)) {
         c->end = pos;
         c->bad = 1;
         return 0;
@@ -132,7 +133,7 @@ int pph_cfi_parse_hdr(const struct pph_mem* seg, uint64_t hdr, struct pph_cfi* o
     if (!cur_init(&c, seg, hdr, 4)) return PPH_CFI_BAD;
     const uint8_t version = rd_u8(&c), eh_enc = rd_u8(&c), count_enc = rd_u8(&c), table_enc = rd_u8(&c);
     if (version != 1) return PPH_CFI_UNSUPPORTED;
-    c.end = seg->addr + seg->len; /* the rest of the segment */
+    cur_init(&c, seg, hdr + 4, seg->len - (hdr + 4 - seg->addr)); /* the rest of the segment */
     const uint64_t eh_frame = rd_enc(&c, eh_enc, hdr);
     if (c.bad) return PPH_CFI_BAD;
     /* The table is searched in place: only the encoding every linker writes is accepted. */
@@ -245,7 +246,7 @@ struct state {
 enum { MAX_REMEMBERED = 8 }; /* DW_CFA_remember_state depth (GCC nests 1-2) */
 
 static struct reg_rule* tracked(struct state* s, const struct cie* cie, uint64_t reg) {
-    if (reg == REG_RBP) return &s->rbp;
+    if (reg == DW_REG_RBP) return &s->rbp;
     if (reg == cie->ra_reg) return &s->ra;
     return NULL;
 }
@@ -366,7 +367,7 @@ static int run(struct cur* c, const struct cie* cie, uint64_t loc, uint64_t pc, 
         continue;
     restore:
         if (!init) return PPH_CFI_BAD;
-        if (reg == REG_RBP) s->rbp = init->rbp;
+        if (reg == DW_REG_RBP) s->rbp = init->rbp;
         else if (reg == cie->ra_reg) s->ra = init->ra;
         continue;
     }
@@ -377,10 +378,10 @@ static int run(struct cur* c, const struct cie* cie, uint64_t loc, uint64_t pc, 
 static int to_rule(const struct state* s, const struct cie* cie, struct pph_rule* rule) {
     memset(rule, 0, sizeof *rule);
     rule->flags = PPH_RULE_VALID | (cie->signal ? PPH_RULE_SIGNAL : 0);
-    if (s->cfa_expr || (s->cfa_reg != REG_RSP && s->cfa_reg != REG_RBP)) return PPH_CFI_UNSUPPORTED;
+    if (s->cfa_expr || (s->cfa_reg != DW_REG_RSP && s->cfa_reg != DW_REG_RBP)) return PPH_CFI_UNSUPPORTED;
     if (s->cfa_off < INT32_MIN || s->cfa_off > INT32_MAX) return PPH_CFI_UNSUPPORTED;
     rule->cfa_off = (int32_t)s->cfa_off;
-    if (s->cfa_reg == REG_RBP) rule->flags |= PPH_RULE_CFA_RBP;
+    if (s->cfa_reg == DW_REG_RBP) rule->flags |= PPH_RULE_CFA_RBP;
     switch (s->ra.kind) {
         case R_UNDEF: rule->flags |= PPH_RULE_OUTERMOST; break;
         case R_OFFSET:
@@ -420,7 +421,7 @@ int pph_cfi_fde_rule(const struct pph_mem* eh, uint64_t fde, uint64_t pc, struct
     if (c.bad) return PPH_CFI_BAD;
     if (pc < begin || pc - begin >= range) return PPH_CFI_NONE;
 
-    struct state init = {.cfa_reg = REG_RSP, .cfa_off = 8, .rbp = {R_SAME, 0}, .ra = {R_SAME, 0}};
+    struct state init = {.cfa_off = 8, .cfa_reg = DW_REG_RSP, .rbp = {R_SAME, 0}, .ra = {R_SAME, 0}};
     struct cur ci;
     cur_init(&ci, eh, cie.insns, cie.insns_end - cie.insns);
     if ((rc = run(&ci, &cie, begin, pc, &init, NULL)) != PPH_CFI_OK) return rc;
@@ -448,7 +449,17 @@ int pph_cfi_find(const struct pph_cfi* cfi, uint64_t pc, struct pph_rule* rule) 
             hi = mid;
     }
     if (lo == 0) return PPH_CFI_NONE;
-    int32_t fde;
+    int32_t loc, fde;
     memcpy(&fde, t + (uint64_t)(lo - 1) * 8 + 4, 4);
-    return pph_cfi_fde_rule(&cfi->eh_seg, cfi->hdr + (uint64_t)(int64_t)fde, pc, rule);
+    int rc = pph_cfi_fde_rule(&cfi->eh_seg, cfi->hdr + (uint64_t)(int64_t)fde, pc, rule);
+    /* An empty FDE (a function of no bytes) may share its location with the one covering pc. */
+    for (uint32_t i = lo - 1; rc == PPH_CFI_NONE && i > 0 && i + 4 > lo; i--) {
+        memcpy(&loc, t + (uint64_t)(i - 1) * 8, 4);
+        int32_t next;
+        memcpy(&next, t + (uint64_t)i * 8, 4);
+        if (loc != next) break;
+        memcpy(&fde, t + (uint64_t)(i - 1) * 8 + 4, 4);
+        rc = pph_cfi_fde_rule(&cfi->eh_seg, cfi->hdr + (uint64_t)(int64_t)fde, pc, rule);
+    }
+    return rc;
 }
