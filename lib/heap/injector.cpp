@@ -62,7 +62,8 @@ constexpr int kDefaultTimeoutMs = 10000;
 constexpr int kRedZone = 128;
 constexpr int kSafePointTries = 50;  // interruptions tried before giving up on a safe point
 constexpr int kMaxSteps = 20000;     // instructions single-stepped towards one
-constexpr int64_t kStepNs = 20'000'000;
+constexpr int64_t kStepNs = 20'000'000;      // time single-stepping one thread
+constexpr int64_t kStepWaitNs = 2'000'000'000;  // one step
 constexpr long kRtldNow = 0x2, kRtldLocal = 0;
 constexpr uint64_t kEflagsTF = 0x100, kEflagsDF = 0x400;
 
@@ -322,24 +323,42 @@ public:
     // Lets the thread run on one instruction at a time until it is at a safe point (out of
     // malloc or the loader, which take a few hundred instructions), at most `max_steps`.
     bool step_to_safe_point(int max_steps) {
-        const int64_t deadline = core::monotonic_now_ns() + kStepNs;
-        int sig = 0;
-        for (int i = 0; i < max_steps; i++) {
+        const int64_t budget = core::monotonic_now_ns() + kStepNs;
+        for (int i = 0; i < max_steps && core::monotonic_now_ns() < budget; i++) {
             if (safe_point()) return true;
-            if (::ptrace(PTRACE_SINGLESTEP, tid_, nullptr, reinterpret_cast<void*>(long(sig))) != 0) throw Gone{};
-            sig = 0;
-            std::optional<int> st = wait_for(tid_, deadline);
+            // Never a step into a system call that may wait (read, a futex): a thread taken
+            // back from one would find the step's SIGTRAP pending after we let it go. At the
+            // `syscall` of such a call the thread holds no lock of its own code's: a safe point.
+            unsigned char insn[2] = {};
+            if (::pread(mem().get(), insn, 2, off_t(saved_.rip)) == 2 && insn[0] == 0x0f && insn[1] == 0x05)
+                if (waiting_call(long(saved_.rax))) return true;
+            if (::ptrace(PTRACE_SINGLESTEP, tid_, nullptr, nullptr) != 0) throw Gone{};
+            // One instruction: late only when the machine is loaded, or in a short system call.
+            std::optional<int> st = wait_for(tid_, core::monotonic_now_ns() + kStepWaitNs);
             if (!st) {
-                // Blocked in a system call (a lock of the allocator's waited for): take it back.
-                ::ptrace(PTRACE_INTERRUPT, tid_, nullptr, nullptr);
-                if (!wait_for(tid_, core::monotonic_now_ns() + 2'000'000'000)) throw Gone{};
-                if (::ptrace(PTRACE_GETREGS, tid_, nullptr, &saved_) != 0) throw Gone{};
-                return safe_point();
+                take_back_from_step();
+                return false;
             }
             if ((*st >> 16) == 0 && WSTOPSIG(*st) != SIGTRAP) defer(WSTOPSIG(*st));
             if (::ptrace(PTRACE_GETREGS, tid_, nullptr, &saved_) != 0) throw Gone{};
         }
         return safe_point();
+    }
+
+    // A step that did not end (a system call that waits after all): the thread interrupted, and
+    // the step's SIGTRAP, queued when the call returns, taken before we let it go.
+    void take_back_from_step() {
+        ::ptrace(PTRACE_INTERRUPT, tid_, nullptr, nullptr);
+        const std::string status = "/proc/" + std::to_string(p_.pid) + "/task/" + std::to_string(tid_) + "/status";
+        for (int i = 0; i < 4; i++) {
+            std::optional<int> st = wait_for(tid_, core::monotonic_now_ns() + kStepWaitNs);
+            if (!st) throw Gone{};
+            if ((*st >> 16) == 0 && WSTOPSIG(*st) == SIGTRAP) break;  // the step's: suppressed
+            if ((*st >> 16) == 0) defer(WSTOPSIG(*st));
+            if (!sigmask_has(status_field(status, "SigPnd:"), SIGTRAP)) break;
+            if (::ptrace(PTRACE_CONT, tid_, nullptr, nullptr) != 0) throw Gone{};
+        }
+        if (::ptrace(PTRACE_GETREGS, tid_, nullptr, &saved_) != 0) throw Gone{};
     }
 
     // Calls `fn` with `str` (copied on the stack; its address in rdi) or `rdi`, and `rsi`;
