@@ -392,14 +392,16 @@ public:
             std::optional<int> st = wait_for(tid_, deadline);
             if (!st) {
                 ::ptrace(PTRACE_INTERRUPT, tid_, nullptr, nullptr);
-                if (!wait_for(tid_, core::monotonic_now_ns() + 2'000'000'000)) throw Gone{};
+                std::optional<int> again = wait_for(tid_, core::monotonic_now_ns() + 2'000'000'000);
+                if (!again) throw Gone{};
+                if ((*again >> 16) == 0) defer(WSTOPSIG(*again));  // a signal that came first
                 throw Error("cannot inject into " + p_.who + ": " + what + " did not return within " +
                             std::to_string(p_.timeout_ms) + " ms (thread " + std::to_string(tid_) +
                             " restored; a lock it took may stay taken)");
             }
             if ((*st >> 16) != 0) continue;  // an interrupt or a group stop: go on with the call
             const int s = WSTOPSIG(*st);
-            if (s == SIGSEGV || synchronous(s)) {
+            if (synchronous(s)) {
                 user_regs_struct now;
                 if (::ptrace(PTRACE_GETREGS, tid_, nullptr, &now) != 0) throw Gone{};
                 if (s == SIGSEGV && now.rip == 0) return now.rax;
@@ -424,7 +426,8 @@ public:
         return s;
     }
 
-    // Puts the registers back and lets the thread go with the signals it received meanwhile.
+    // Puts the registers back and lets the thread go with the signals it received meanwhile
+    // (the first as it came, the others sent again: their senders' details are lost).
     void release() noexcept {
         if (!seized_) return;
         seized_ = false;

@@ -253,6 +253,23 @@ TEST(Injector, AStoppedProcessStaysStopped) {
     EXPECT_EQ(t.finish(), std::make_pair(std::string("got 2 go\n"), 3));
 }
 
+// A signal that comes while the thread runs our call is handled once the thread is back in its
+// own code: its handler runs once, its read goes on.
+TEST(Injector, ASignalDuringTheCallReachesTheProgramAfterIt) {
+    Target t({"signals"});
+    ASSERT_EQ(t.line(), "ready");
+    ASSERT_TRUE(wait_until([&] { return perf::task_state(t.pid()) == 'S'; }, 2000));
+    std::thread sender([pid = t.pid()] {
+        ::usleep(100'000);
+        ::kill(pid, SIGUSR1);
+    });
+    EXPECT_EQ(call_in_process(t.pid(), probe(), "probe_spin", "300"), 8);
+    sender.join();
+    ::usleep(50'000);
+    t.write_stdin("abcd");
+    EXPECT_EQ(t.finish(), std::make_pair(std::string("got 4 usr1 1\n"), 7));
+}
+
 TEST(Injector, ACrashInTheFunctionIsAnErrorAndTheTargetGoesOn) {
     Target t({"read"});
     ASSERT_EQ(t.line(), "ready");
