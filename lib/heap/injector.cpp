@@ -18,8 +18,9 @@
 // locks. A thread stopped while holding one of them would block our call forever; so the other
 // threads run on and release them, and the thread chosen is one blocked in a system call that
 // holds none (read, poll, sleeps, futex waits ...), else one interrupted outside libc and the
-// loader (tried again a few times when it is inside them). The price: only that thread is
-// stopped, for the dlopen and the function's run (InjectStats::stopped_ns).
+// loader: one interrupted inside them is single-stepped out (malloc and free are a few hundred
+// instructions), never into a system call that may wait. The price: only that thread is
+// stopped, for the steps, the dlopen and the function's run (InjectStats::stopped_ns).
 //
 // Why a process of its own: a tracer killed in the middle of a call leaves its tracee running
 // our call with nobody to catch the fault at rip 0: the process would die of it. The injector
@@ -60,7 +61,8 @@ namespace {
 
 constexpr int kDefaultTimeoutMs = 10000;
 constexpr int kRedZone = 128;
-constexpr int kSafePointTries = 50;  // interruptions tried before giving up on a safe point
+constexpr int kSafePointTries = 50;  // rounds of interruptions before giving up on a safe point
+constexpr int64_t kSafePointNs = 1'000'000'000;  // and the time they may take
 constexpr int kMaxSteps = 20000;     // instructions single-stepped towards one
 constexpr int64_t kStepNs = 20'000'000;      // time single-stepping one thread
 constexpr int64_t kStepWaitNs = 2'000'000'000;  // one step
@@ -505,13 +507,15 @@ std::vector<int> candidates(int pid) {
 
 int inject(const Plan& p, const std::string& arg, uint64_t* stopped_ns) {
     std::optional<Thread> t;
-    for (int round = 0; round < kSafePointTries && !t; round++) {
+    const int64_t give_up = core::monotonic_now_ns() + kSafePointNs;
+    for (int round = 0; round < kSafePointTries && !t && core::monotonic_now_ns() < give_up; round++) {
         const std::vector<int> tids = candidates(p.pid);
         if (tids.empty()) {
             if (!perf::task_alive(p.pid)) throw Gone{};
             throw Error("cannot inject into " + p.who + ": every thread blocks SIGSEGV");
         }
         for (int tid : tids) {
+            if (core::monotonic_now_ns() > give_up) break;
             try {
                 t.emplace(p, tid, stopped_ns);
             } catch (const Gone&) {
@@ -525,7 +529,7 @@ int inject(const Plan& p, const std::string& arg, uint64_t* stopped_ns) {
     }
     if (!t)
         throw Error("cannot inject into " + p.who + ": its threads were inside libc or the dynamic loader " +
-                    std::to_string(kSafePointTries) + " times in a row");
+                    "whenever interrupted (" + std::to_string(kSafePointNs / 1'000'000) + " ms)");
     t->save_vector_state();
     uint64_t fn = p.fn_addr;
     if (!fn) {
