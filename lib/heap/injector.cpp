@@ -18,8 +18,9 @@
 // locks. A thread stopped while holding one of them would block our call forever; so the other
 // threads run on and release them, and the thread chosen is one blocked in a system call that
 // holds none (read, poll, sleeps, futex waits ...), else one interrupted outside libc and the
-// loader (tried again a few times when it is inside them). The price: only that thread is
-// stopped, for the dlopen and the function's run (InjectStats::stopped_ns).
+// loader: one interrupted inside them is single-stepped out (malloc and free are a few hundred
+// instructions), never into a system call that may wait. The price: only that thread is
+// stopped, for the steps, the dlopen and the function's run (InjectStats::stopped_ns).
 //
 // Why a process of its own: a tracer killed in the middle of a call leaves its tracee running
 // our call with nobody to catch the fault at rip 0: the process would die of it. The injector
@@ -60,9 +61,11 @@ namespace {
 
 constexpr int kDefaultTimeoutMs = 10000;
 constexpr int kRedZone = 128;
-constexpr int kSafePointTries = 50;  // interruptions tried before giving up on a safe point
+constexpr int kSafePointTries = 50;  // rounds of interruptions before giving up on a safe point
+constexpr int64_t kSafePointNs = 1'000'000'000;  // and the time they may take
 constexpr int kMaxSteps = 20000;     // instructions single-stepped towards one
-constexpr int64_t kStepNs = 20'000'000;
+constexpr int64_t kStepNs = 20'000'000;      // time single-stepping one thread
+constexpr int64_t kStepWaitNs = 2'000'000'000;  // one step
 constexpr long kRtldNow = 0x2, kRtldLocal = 0;
 constexpr uint64_t kEflagsTF = 0x100, kEflagsDF = 0x400;
 
@@ -322,24 +325,42 @@ public:
     // Lets the thread run on one instruction at a time until it is at a safe point (out of
     // malloc or the loader, which take a few hundred instructions), at most `max_steps`.
     bool step_to_safe_point(int max_steps) {
-        const int64_t deadline = core::monotonic_now_ns() + kStepNs;
-        int sig = 0;
-        for (int i = 0; i < max_steps; i++) {
+        const int64_t budget = core::monotonic_now_ns() + kStepNs;
+        for (int i = 0; i < max_steps && core::monotonic_now_ns() < budget; i++) {
             if (safe_point()) return true;
-            if (::ptrace(PTRACE_SINGLESTEP, tid_, nullptr, reinterpret_cast<void*>(long(sig))) != 0) throw Gone{};
-            sig = 0;
-            std::optional<int> st = wait_for(tid_, deadline);
+            // Never a step into a system call that may wait (read, a futex): a thread taken
+            // back from one would find the step's SIGTRAP pending after we let it go. At the
+            // `syscall` of such a call the thread holds no lock of its own code's: a safe point.
+            unsigned char insn[2] = {};
+            if (::pread(mem().get(), insn, 2, off_t(saved_.rip)) == 2 && insn[0] == 0x0f && insn[1] == 0x05)
+                if (waiting_call(long(saved_.rax))) return true;
+            if (::ptrace(PTRACE_SINGLESTEP, tid_, nullptr, nullptr) != 0) throw Gone{};
+            // One instruction: late only when the machine is loaded, or in a short system call.
+            std::optional<int> st = wait_for(tid_, core::monotonic_now_ns() + kStepWaitNs);
             if (!st) {
-                // Blocked in a system call (a lock of the allocator's waited for): take it back.
-                ::ptrace(PTRACE_INTERRUPT, tid_, nullptr, nullptr);
-                if (!wait_for(tid_, core::monotonic_now_ns() + 2'000'000'000)) throw Gone{};
-                if (::ptrace(PTRACE_GETREGS, tid_, nullptr, &saved_) != 0) throw Gone{};
-                return safe_point();
+                take_back_from_step();
+                return false;
             }
             if ((*st >> 16) == 0 && WSTOPSIG(*st) != SIGTRAP) defer(WSTOPSIG(*st));
             if (::ptrace(PTRACE_GETREGS, tid_, nullptr, &saved_) != 0) throw Gone{};
         }
         return safe_point();
+    }
+
+    // A step that did not end (a system call that waits after all): the thread interrupted, and
+    // the step's SIGTRAP, queued when the call returns, taken before we let it go.
+    void take_back_from_step() {
+        ::ptrace(PTRACE_INTERRUPT, tid_, nullptr, nullptr);
+        const std::string status = "/proc/" + std::to_string(p_.pid) + "/task/" + std::to_string(tid_) + "/status";
+        for (int i = 0; i < 4; i++) {
+            std::optional<int> st = wait_for(tid_, core::monotonic_now_ns() + kStepWaitNs);
+            if (!st) throw Gone{};
+            if ((*st >> 16) == 0 && WSTOPSIG(*st) == SIGTRAP) break;  // the step's: suppressed
+            if ((*st >> 16) == 0) defer(WSTOPSIG(*st));
+            if (!sigmask_has(status_field(status, "SigPnd:"), SIGTRAP)) break;
+            if (::ptrace(PTRACE_CONT, tid_, nullptr, nullptr) != 0) throw Gone{};
+        }
+        if (::ptrace(PTRACE_GETREGS, tid_, nullptr, &saved_) != 0) throw Gone{};
     }
 
     // Calls `fn` with `str` (copied on the stack; its address in rdi) or `rdi`, and `rsi`;
@@ -373,14 +394,16 @@ public:
             std::optional<int> st = wait_for(tid_, deadline);
             if (!st) {
                 ::ptrace(PTRACE_INTERRUPT, tid_, nullptr, nullptr);
-                if (!wait_for(tid_, core::monotonic_now_ns() + 2'000'000'000)) throw Gone{};
+                std::optional<int> again = wait_for(tid_, core::monotonic_now_ns() + 2'000'000'000);
+                if (!again) throw Gone{};
+                if ((*again >> 16) == 0) defer(WSTOPSIG(*again));  // a signal that came first
                 throw Error("cannot inject into " + p_.who + ": " + what + " did not return within " +
                             std::to_string(p_.timeout_ms) + " ms (thread " + std::to_string(tid_) +
                             " restored; a lock it took may stay taken)");
             }
             if ((*st >> 16) != 0) continue;  // an interrupt or a group stop: go on with the call
             const int s = WSTOPSIG(*st);
-            if (s == SIGSEGV || synchronous(s)) {
+            if (synchronous(s)) {
                 user_regs_struct now;
                 if (::ptrace(PTRACE_GETREGS, tid_, nullptr, &now) != 0) throw Gone{};
                 if (s == SIGSEGV && now.rip == 0) return now.rax;
@@ -405,7 +428,8 @@ public:
         return s;
     }
 
-    // Puts the registers back and lets the thread go with the signals it received meanwhile.
+    // Puts the registers back and lets the thread go with the signals it received meanwhile
+    // (the first as it came, the others sent again: their senders' details are lost).
     void release() noexcept {
         if (!seized_) return;
         seized_ = false;
@@ -483,13 +507,15 @@ std::vector<int> candidates(int pid) {
 
 int inject(const Plan& p, const std::string& arg, uint64_t* stopped_ns) {
     std::optional<Thread> t;
-    for (int round = 0; round < kSafePointTries && !t; round++) {
+    const int64_t give_up = core::monotonic_now_ns() + kSafePointNs;
+    for (int round = 0; round < kSafePointTries && !t && core::monotonic_now_ns() < give_up; round++) {
         const std::vector<int> tids = candidates(p.pid);
         if (tids.empty()) {
             if (!perf::task_alive(p.pid)) throw Gone{};
             throw Error("cannot inject into " + p.who + ": every thread blocks SIGSEGV");
         }
         for (int tid : tids) {
+            if (core::monotonic_now_ns() > give_up) break;
             try {
                 t.emplace(p, tid, stopped_ns);
             } catch (const Gone&) {
@@ -503,7 +529,7 @@ int inject(const Plan& p, const std::string& arg, uint64_t* stopped_ns) {
     }
     if (!t)
         throw Error("cannot inject into " + p.who + ": its threads were inside libc or the dynamic loader " +
-                    std::to_string(kSafePointTries) + " times in a row");
+                    "whenever interrupted (" + std::to_string(kSafePointNs / 1'000'000) + " ms)");
     t->save_vector_state();
     uint64_t fn = p.fn_addr;
     if (!fn) {

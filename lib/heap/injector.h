@@ -29,7 +29,8 @@ struct InjectStats {
 // NUL-terminated `arg`, and returns what it returned.
 //
 // One thread of the process runs the calls (one waiting in a system call when there is one;
-// never one interrupted inside libc or the dynamic loader, whose locks it may hold); the other
+// never one interrupted inside libc or the dynamic loader, whose locks it may hold: such a one
+// is single-stepped out of them first); the other
 // threads keep running. That thread's registers, its vector state and the system call it was
 // in are restored exactly afterwards: an interrupted read or sleep goes on as if nothing
 // happened, provided `fn` does not sleep (nanosleep and clock_nanosleep reset the thread's one

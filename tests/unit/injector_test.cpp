@@ -15,8 +15,10 @@
 #include <random>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "core/text.h"
+#include "heap/agent_channel.h"
 #include "heap/injector.h"
 #include "perf-prof/error.h"
 #include "perf/proc_tasks.h"
@@ -251,6 +253,23 @@ TEST(Injector, AStoppedProcessStaysStopped) {
     EXPECT_EQ(t.finish(), std::make_pair(std::string("got 2 go\n"), 3));
 }
 
+// A signal that comes while the thread runs our call is handled once the thread is back in its
+// own code: its handler runs once, its read goes on.
+TEST(Injector, ASignalDuringTheCallReachesTheProgramAfterIt) {
+    Target t({"signals"});
+    ASSERT_EQ(t.line(), "ready");
+    ASSERT_TRUE(wait_until([&] { return perf::task_state(t.pid()) == 'S'; }, 2000));
+    std::thread sender([pid = t.pid()] {
+        ::usleep(100'000);
+        ::kill(pid, SIGUSR1);
+    });
+    EXPECT_EQ(call_in_process(t.pid(), probe(), "probe_spin", "300"), 8);
+    sender.join();
+    ::usleep(50'000);
+    t.write_stdin("abcd");
+    EXPECT_EQ(t.finish(), std::make_pair(std::string("got 4 usr1 1\n"), 7));
+}
+
 TEST(Injector, ACrashInTheFunctionIsAnErrorAndTheTargetGoesOn) {
     Target t({"read"});
     ASSERT_EQ(t.line(), "ready");
@@ -308,20 +327,55 @@ TEST(Injector, WhatCannotBeInjectedIsAOneLineError) {
               "cannot inject into " + who + ": no such process");
 }
 
+// A program compiled here from `body` (the main of a C file that includes what it needs);
+// empty when cc fails (`flags`: -static needs libc.a).
+std::string compiled(const std::string& name, const std::string& body, const std::string& flags = "") {
+    const std::string src = temp_path(name + ".c"), exe = temp_path(name);
+    std::ofstream(src) << "#include <signal.h>\n#include <stdio.h>\n#include <unistd.h>\n"
+                          "#include <sys/prctl.h>\n#include <sys/syscall.h>\n#include <linux/seccomp.h>\n"
+                       << body;
+    test::run("cc -O1 " + flags + " -o " + exe + " " + src + " 2>&1");
+    ::unlink(src.c_str());
+    return fs::exists(exe) ? exe : std::string();
+}
+
 TEST(Injector, AStaticBinaryHasNoDlopen) {
-    const std::string src = temp_path("static.c"), exe = temp_path("static");
-    std::ofstream(src) << "#include <stdio.h>\n#include <unistd.h>\n"
-                          "int main(void) { puts(\"ready\"); fflush(stdout); sleep(10); return 0; }\n";
-    test::run("cc -static -O1 -o " + exe + " " + src + " 2>&1");
-    if (!fs::exists(exe)) GTEST_SKIP() << "cc -static does not work here (no libc.a)";
+    const std::string exe = compiled(
+        "static", "int main(void) { puts(\"ready\"); fflush(stdout); sleep(10); return 0; }\n", "-static");
+    if (exe.empty()) GTEST_SKIP() << "cc -static does not work here (no libc.a)";
     Target t({}, exe);
     ASSERT_EQ(t.line(), "ready");
     EXPECT_EQ(error_of([&] { call_in_process(t.pid(), probe(), "probe_count", ""); }),
               "cannot inject into process " + std::to_string(t.pid()) +
                   ": it is statically linked: no dlopen to load a library with");
     EXPECT_TRUE(running(t.pid()));
-    ::unlink(src.c_str());
     ::unlink(exe.c_str());
+}
+
+// Processes our calls would kill: seccomp's strict mode (open or mmap is fatal there), SIGSEGV
+// ignored (the kernel would make it fatal when our call returns to address 0).
+TEST(Injector, ProcessesTheCallWouldKillAreErrors) {
+    const std::string strict = compiled("strict",
+                                        "int main(void) { puts(\"ready\"); fflush(stdout);\n"
+                                        "  prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT);\n"
+                                        "  char c; read(0, &c, 1); write(1, \"done\\n\", 5); syscall(SYS_exit, 5); }\n");
+    const std::string ign = compiled("segv_ign",
+                                     "int main(void) { signal(SIGSEGV, SIG_IGN); puts(\"ready\"); fflush(stdout);\n"
+                                     "  char c; read(0, &c, 1); puts(\"done\"); return 6; }\n");
+    ASSERT_FALSE(strict.empty());
+    ASSERT_FALSE(ign.empty());
+    for (const auto& [exe, why, code] :
+         {std::tuple{strict, std::string("it runs in seccomp's strict mode (no open or mmap)"), 5},
+          std::tuple{ign, std::string("it ignores SIGSEGV, which ends an injected call"), 6}}) {
+        Target t({}, exe);
+        ASSERT_EQ(t.line(), "ready");
+        ASSERT_TRUE(wait_until([&] { return perf::task_state(t.pid()) == 'S'; }, 2000));
+        EXPECT_EQ(error_of([&] { call_in_process(t.pid(), probe(), "probe_count", ""); }),
+                  "cannot inject into process " + std::to_string(t.pid()) + ": " + why);
+        t.write_stdin("x");
+        EXPECT_EQ(t.finish(), std::make_pair(std::string("done\n"), code));
+        ::unlink(exe.c_str());
+    }
 }
 
 // SIGKILL of the process that injects, at random points of its call: the target is never left
@@ -378,6 +432,46 @@ TEST(Injector, StoppedTimeOfAnInjection) {
     std::printf("injection (dlopen + call), median of 20: stopped %.3f ms, total %.3f ms\n",
                 double(stopped[10]) / 1e6, double(total[10]) / 1e6);
     EXPECT_LE(stopped[10], total[10]);
+}
+
+// The heap agent itself (perf-prof-heap.so beside the build's perf-prof): its injection and
+// attach (the GOT slots of every object patched), then its detach, into processes whose two
+// threads are busy in malloc, as the target counts them: the injected thread's stop,
+// median of 20 (each process fresh: dlopen every time). Printed, not asserted.
+TEST(Injector, StoppedTimeOfTheAgentsAttachAndDetach) {
+    std::string agent;
+    for (fs::path p = fs::path(test::self_exe()).parent_path(); !p.empty() && p != p.root_path(); p = p.parent_path())
+        if (fs::exists(p / "perf-prof-heap.so")) {
+            agent = (p / "perf-prof-heap.so").string();
+            break;
+        }
+    if (agent.empty()) GTEST_SKIP() << "no perf-prof-heap.so built";
+    std::vector<uint64_t> attach, detach, total;
+    for (int i = 0; i < 20; i++) {
+        Target t({"alloc", "100000000"});
+        ASSERT_EQ(t.line(), "ready");
+        heap::AgentChannelOptions o;
+        o.target_pid = t.pid();
+        heap::AgentChannel ch(o);
+        ch.heartbeat();
+        heap::InjectStats a, d;
+        ASSERT_EQ(call_in_process(t.pid(), agent, "perfprof_heap_attach", ch.path(), &a), 0) << ch.error();
+        EXPECT_EQ(ch.state(), uint32_t(PPH_STATE_RECORDING));
+        ch.unlink_path();
+        ::usleep(5000);
+        EXPECT_GT(ch.drain([](const pph_rec&) {}), 0u);  // it records
+        __atomic_store_n(&ch.header()->detach, 1u, __ATOMIC_RELEASE);
+        EXPECT_EQ(call_in_process(t.pid(), agent, "perfprof_heap_detach", "", &d), 0);
+        attach.push_back(a.stopped_ns);
+        detach.push_back(d.stopped_ns);
+        total.push_back(a.total_ns);
+        EXPECT_TRUE(running(t.pid()));
+    }
+    for (auto* v : {&attach, &detach, &total}) std::sort(v->begin(), v->end());
+    std::printf("agent into 2 threads busy in malloc, median of 20: attach stopped %.3f ms (max %.3f), "
+                "total %.3f ms; detach stopped %.3f ms (max %.3f)\n",
+                double(attach[10]) / 1e6, double(attach[19]) / 1e6, double(total[10]) / 1e6,
+                double(detach[10]) / 1e6, double(detach[19]) / 1e6);
 }
 
 TEST(Freeze, StopsEveryThreadAndLetsThemGo) {

@@ -8,6 +8,8 @@
  *                   libc's allocator, holding its arena lock), beside a thread doing N / 2;
  *                   prints checksums; exit code from them.
  *   read            one read(2) of stdin; prints how many bytes and what; exits 3.
+ *   signals         counts SIGUSR1 (a handler, SA_RESTART) during one read(2) of stdin; prints
+ *                   the bytes read and the count; exits 7.
  *   sleep MS        one clock_nanosleep of MS milliseconds; prints its result and the time it
  *                   took; exits 4.
  *   threads K MS    K threads spinning in user space for MS milliseconds beside a sleeping
@@ -15,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +26,7 @@
 
 #include "workload.h"
 
-static const char* const kUsage = "inject_target spin N | alloc N | read | sleep MS | threads K MS";
+static const char* const kUsage = "inject_target spin N | alloc N | read | signals | sleep MS | threads K MS";
 
 static void ready(void) {
     printf("ready\n");
@@ -85,6 +88,26 @@ static int read_once(void) {
     return 3;
 }
 
+static volatile sig_atomic_t g_usr1;
+
+static void on_usr1(int sig) {
+    (void)sig;
+    g_usr1++;
+}
+
+static int count_signals(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr1;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGUSR1, &sa, NULL);
+    ready();
+    char buf[64];
+    ssize_t n = read(0, buf, sizeof buf - 1);
+    printf("got %zd usr1 %d\n", n, (int)g_usr1);
+    return 7;
+}
+
 static int sleep_once(long ms) {
     ready();
     struct timespec start, ts = {ms / 1000, (ms % 1000) * 1000000L};
@@ -123,6 +146,7 @@ int main(int argc, char** argv) {
     if (argc == 3 && !strcmp(argv[1], "spin")) return spin(parse_num(argv[2], kUsage));
     if (argc == 3 && !strcmp(argv[1], "alloc")) return alloc(parse_num(argv[2], kUsage));
     if (argc == 2 && !strcmp(argv[1], "read")) return read_once();
+    if (argc == 2 && !strcmp(argv[1], "signals")) return count_signals();
     if (argc == 3 && !strcmp(argv[1], "sleep")) return sleep_once(parse_num(argv[2], kUsage));
     if (argc == 4 && !strcmp(argv[1], "threads"))
         return threads(parse_num(argv[2], kUsage), parse_num(argv[3], kUsage));
