@@ -141,6 +141,15 @@ $(BUILD)/workloads/lib%.so: tests/workloads/lib%.c
 	@$(CC) $(WL_CFLAGS) -Wall -Wextra -fPIC -shared -o $@ $<
 $(BUILD)/workloads/chain_nofp: $(BUILD)/workloads/libcfi_plt.so
 $(BUILD)/workloads/chain_nofp: WL_LDLIBS := -L$(BUILD)/workloads -lcfi_plt -Wl,-rpath,'$$ORIGIN'
+# The heap agent's refusals (agent_unusable_test): je_user calls libje_prefix.so's je_malloc, and
+# leaks_static is leaks linked statically.
+$(BUILD)/workloads/je_user: $(BUILD)/workloads/libje_prefix.so
+$(BUILD)/workloads/je_user: WL_LDLIBS := -L$(BUILD)/workloads -lje_prefix -Wl,-rpath,'$$ORIGIN'
+WORKLOADS += $(BUILD)/workloads/leaks_static
+all: $(BUILD)/workloads/leaks_static
+$(BUILD)/workloads/leaks_static: tests/workloads/leaks.c
+	@echo "  WORKLOAD $@"
+	@$(CC) $(WL_CFLAGS) -Wall -Wextra -static -o $@ $<
 
 # ---- the heap agent (lib/heap/agent/*.c): a shared object of its own beside perf-prof, loaded into
 # the profiled process (LD_PRELOAD, or dlopen'd there by the injector), never linked into
@@ -168,6 +177,8 @@ $(BUILD)/unit_tests: $(UNIT_OBJS) $(LIB_OBJS) $(AGENT_UNIT_OBJS)
 
 # sdt_notes_test reads the USDT notes of the usdt_app workload beside the test binary.
 $(BUILD)/unit_tests: | $(BUILD)/workloads/usdt_app
+# agent_unusable_test runs these.
+$(BUILD)/unit_tests: | $(addprefix $(BUILD)/workloads/,leaks leaks_static own_malloc je_user)
 
 unit: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests --gtest_brief=1
