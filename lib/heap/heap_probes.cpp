@@ -3,6 +3,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/perf_event.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -96,6 +97,7 @@ std::map<uint64_t, StackTotals> totals_of(const bpf_map* map) {
 struct HeapProbes::Impl {
     // Declared first, destroyed last: the links go before the programs they hold.
     core::CPtr<heap_bpf, &heap_bpf::destroy> skel;
+    core::CPtr<bpf_link, &bpf_link__destroy> exit_link;  // attached first, removed first
     std::vector<core::CPtr<bpf_link, &bpf_link__destroy>> links;
 };
 
@@ -128,15 +130,20 @@ HeapProbes::HeapProbes(int tgid, const Allocator& alloc, const HeapProbeOptions&
                       const std::string& fn) {
         bpf_link* l = bpf_program__attach_uprobe(prog, ret, tgid, path.c_str(), size_t(off));
         if (!l) throw Error::sys(errno, "cannot probe " + fn + (ret ? " (return)" : "") + " in " + path);
-        impl_->links.emplace_back(l);
+        return l;
     };
+    // exit() first: its link gets the lowest descriptor, the first the kernel closes (and so
+    // removes) when perf-prof dies without running the destructor. The program leaves the
+    // process alone until stop_armed is set, below.
+    if (o.stop_at_exit)
+        impl_->exit_link.reset(attach(skel->progs.heap_exit, false, alloc.exit_path, alloc.exit_offset, "exit"));
     for (const Probe& p : alloc.probes) {
         bpf_program* prog = nullptr;
         const bool has_return = bpf_program_of(*skel, p.kind, &prog);
-        attach(prog, false, alloc.path, p.offset, p.function);
-        if (has_return) attach(skel->progs.heap_return, true, alloc.path, p.offset, p.function);
+        impl_->links.emplace_back(attach(prog, false, alloc.path, p.offset, p.function));
+        if (has_return)
+            impl_->links.emplace_back(attach(skel->progs.heap_return, true, alloc.path, p.offset, p.function));
     }
-    if (o.stop_at_exit) attach(skel->progs.heap_exit, false, alloc.exit_path, alloc.exit_offset, "exit");
     if (o.growth) {
         tep::tracefs_dir();  // libbpf finds the tracepoints' ids there: mounted if it was not
         for (auto [prog, name] : {std::pair{skel->progs.heap_brk, "sys_exit_brk"},
@@ -146,9 +153,24 @@ HeapProbes::HeapProbes(int tgid, const Allocator& alloc, const HeapProbeOptions&
             impl_->links.emplace_back(l);
         }
     }
+    if (o.stop_at_exit) __atomic_store_n(&skel->bss->stop_armed, 1, __ATOMIC_SEQ_CST);
 }
 
-HeapProbes::~HeapProbes() = default;
+// The exit stop must not outlive us: a process stopped at exit() after the last scan (perf-prof
+// interrupted before it read the stop's sample, or the process exiting while perf-prof ends) is
+// continued here, and none is stopped any more once the program is disarmed. Removing a uprobe
+// waits for a grace period, about 50 ms to a second on a loaded machine, and there are two per
+// allocator function: the exit probe is disarmed at once and removed first.
+HeapProbes::~HeapProbes() {
+    if (!impl_->skel) return;
+    heap_bpf* skel = impl_->skel.get();
+    __atomic_store_n(&skel->bss->stop_armed, 0, __ATOMIC_SEQ_CST);
+    impl_->exit_link.reset();  // returns once no handler runs: any stop it sent is queued
+    const bool stopped = __atomic_load_n(&skel->bss->exit_stops, __ATOMIC_SEQ_CST) != 0;
+    // SIGCONT also discards a stop still pending. The process is at its exit(): it only ends.
+    if (stopped) ::kill(tgid_, SIGCONT);
+    while (!impl_->links.empty()) impl_->links.pop_back();
+}
 
 std::vector<HeapAlloc> HeapProbes::allocations() const {
     std::vector<HeapAlloc> out;

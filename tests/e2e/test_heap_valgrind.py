@@ -15,7 +15,7 @@ import subprocess
 import pytest
 
 from conftest import assert_not_crashed
-from heap_peers import kmemleak_lost, kmemleak_sites, valgrind_lost, valgrind_sites
+from heap_peers import kmemleak_lost, kmemleak_sites, probes, valgrind_lost, valgrind_sites  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.usefixtures("needs_root")
 
@@ -24,28 +24,6 @@ WORKLOADS = {
     "leaks": (["3", "2", "200"], ["3", "2", "200", "wait"], b"leaks done\n"),
     "leak_mix": ([], ["wait"], b"leak_mix done\n"),
 }
-
-_probes_supported = None
-
-
-def probes_supported(pp):
-    """Whether kmemleak --user has --probes (the agent path)."""
-    global _probes_supported
-    if _probes_supported is None:
-        rc, out, err = pp.run(["kmemleak", "--help"], timeout=30)
-        _probes_supported = "--probes" in out + err
-    return _probes_supported
-
-
-@pytest.fixture(params=["ebpf", "agent"])
-def probes(request, pp):
-    """kmemleak --user's options for the path under test."""
-    if not probes_supported(pp):
-        if request.param == "agent":
-            pytest.skip("kmemleak --user has no --probes option yet: the agent path is not built in")
-        return []  # eBPF uprobes are the only path
-    return ["--probes=" + request.param]
-
 
 _valgrind = {}
 
