@@ -148,6 +148,11 @@ __u64 dropped_allocs;           // the allocs map was full
 __u64 dropped_stacks;           // the stacks map was full or the stack unreadable
 __u64 exit_sp;                  // stack pointer of the thread that called exit()
 __u32 exit_tid;
+// Set by user space once every probe is in place, cleared first thing when it lets go (before
+// the probes, whose removal takes a grace period each): the program stops the process at exit()
+// only while someone is there to scan it and continue it.
+volatile __u32 stop_armed;
+__u64 exit_stops;  // times the program stopped the process at exit()
 // Growth: the target's program break after its last brk() (0: none seen yet).
 __u64 last_brk;
 
@@ -382,9 +387,10 @@ int BPF_KPROBE(heap_free) {
 // pointers; user space continues it (SIGCONT) when done.
 SEC("uprobe")
 int BPF_KPROBE(heap_exit) {
-    if (!ours()) return 0;
+    if (!ours() || !stop_armed) return 0;
     exit_sp = PT_REGS_SP(ctx);
     exit_tid = tid();
+    __sync_fetch_and_add(&exit_stops, 1);
     bpf_send_signal(SIGSTOP);
     return 0;
 }

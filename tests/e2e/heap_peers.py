@@ -8,6 +8,7 @@ the parsing of our own leak report.
       (indirect losses by the site that allocated them, not by their owner's).
   kmemleak_lost(out) -> (bytes, blocks)      our report's LEAKED BYTES total
   kmemleak_sites(out, workload_name) -> {function: (bytes, blocks)}   our groups, keyed the same way
+  probes (fixture, import it)  kmemleak --user's options for each path: --probes=ebpf, --probes=agent
 """
 import re
 import shutil
@@ -141,3 +142,25 @@ def kmemleak_sites(out, workload_name):
             cur = None
     close()
     return sites
+
+
+_probes_supported = None
+
+
+def probes_supported(pp):
+    """Whether kmemleak --user has --probes (the agent path)."""
+    global _probes_supported
+    if _probes_supported is None:
+        rc, out, err = pp.run(["kmemleak", "--help"], timeout=30)
+        _probes_supported = "--probes" in out + err
+    return _probes_supported
+
+
+@pytest.fixture(params=["ebpf", "agent"])
+def probes(request, pp):
+    """kmemleak --user's options for the path under test."""
+    if not probes_supported(pp):
+        if request.param == "agent":
+            pytest.skip("kmemleak --user has no --probes option yet: the agent path is not built in")
+        return []  # eBPF uprobes are the only path
+    return ["--probes=" + request.param]

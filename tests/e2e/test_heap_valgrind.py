@@ -7,7 +7,8 @@ Workloads (tests/workloads): `leaks` (malloc and calloc leaks among every kind o
 `leak_mix` (leaks through malloc, calloc, realloc, posix_memalign, aligned_alloc and strdup,
 indirect losses, reachable and possibly-lost blocks, the holder of the leaked addresses freed,
 a leak whose address stays in a dead stack frame just below exit()'s, blocks whose glibc
-chunk's next header starts inside them). Both wait on stdin before they start when given
+chunk's next header starts inside them), `leak_threads` (leaks in threads; blocks held on the
+stacks of threads still waiting at exit). All wait on stdin before they start when given
 their `wait` argument, so that the attach comes first, and again before they exit.
 """
 import subprocess
@@ -15,7 +16,7 @@ import subprocess
 import pytest
 
 from conftest import assert_not_crashed
-from heap_peers import kmemleak_lost, kmemleak_sites, valgrind_lost, valgrind_sites
+from heap_peers import kmemleak_lost, kmemleak_sites, probes, valgrind_lost, valgrind_sites  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.usefixtures("needs_root")
 
@@ -23,29 +24,17 @@ pytestmark = pytest.mark.usefixtures("needs_root")
 WORKLOADS = {
     "leaks": (["3", "2", "200"], ["3", "2", "200", "wait"], b"leaks done\n"),
     "leak_mix": ([], ["wait"], b"leak_mix done\n"),
+    "leak_threads": ([], ["wait"], b"leak_threads done\n"),
 }
 
-_probes_supported = None
 
-
-def probes_supported(pp):
-    """Whether kmemleak --user has --probes (the agent path)."""
-    global _probes_supported
-    if _probes_supported is None:
-        rc, out, err = pp.run(["kmemleak", "--help"], timeout=30)
-        _probes_supported = "--probes" in out + err
-    return _probes_supported
-
-
-@pytest.fixture(params=["ebpf", "agent"])
-def probes(request, pp):
-    """kmemleak --user's options for the path under test."""
-    if not probes_supported(pp):
-        if request.param == "agent":
-            pytest.skip("kmemleak --user has no --probes option yet: the agent path is not built in")
-        return []  # eBPF uprobes are the only path
-    return ["--probes=" + request.param]
-
+def xfail_threads_on_ebpf(request, probes, name):
+    """Uprobes fire in a process's main thread only on some kernels (6.18.44 here: a probe hit
+    5 times in a thread and 3 times in main counts 3, for perf events with inherit and BPF
+    uprobe_multi links alike): the eBPF path does not see the threads' allocations there."""
+    if name == "leak_threads" and probes in ([], ["--probes=ebpf"]):
+        request.applymarker(pytest.mark.xfail(reason="uprobes do not fire in threads other than the main one "
+                                                     "on this kernel", strict=False))
 
 _valgrind = {}
 
@@ -73,7 +62,8 @@ def check_same(out, path, name):
 
 
 @pytest.mark.parametrize("name", sorted(WORKLOADS))
-def test_launched_leaks_equal_valgrinds(pp, workload, probes, name):
+def test_launched_leaks_equal_valgrinds(request, pp, workload, probes, name):
+    xfail_threads_on_ebpf(request, probes, name)
     path = workload(name)
     rc, out, err = pp.run(["kmemleak", "--user"] + probes + ["--", path] + WORKLOADS[name][0], timeout=120)
     assert_not_crashed(rc)
@@ -83,7 +73,8 @@ def test_launched_leaks_equal_valgrinds(pp, workload, probes, name):
 
 
 @pytest.mark.parametrize("name", sorted(WORKLOADS))
-def test_attached_leaks_equal_valgrinds(pp, workload, probes, name):
+def test_attached_leaks_equal_valgrinds(request, pp, workload, probes, name):
+    xfail_threads_on_ebpf(request, probes, name)
     path = workload(name)
     args, wait_args, done = WORKLOADS[name]
     w = subprocess.Popen([path] + wait_args, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
