@@ -29,12 +29,6 @@ std::string dir_of_self() {
     return slash == std::string::npos ? "." : p.substr(0, slash);
 }
 
-std::string exe_of(int pid) {
-    char buf[4096];
-    const ssize_t n = ::readlink(("/proc/" + std::to_string(pid) + "/exe").c_str(), buf, sizeof(buf) - 1);
-    return n > 0 ? std::string(buf, size_t(n)) : "";
-}
-
 }  // namespace
 
 std::string agent_library() {
@@ -45,15 +39,10 @@ std::string agent_library() {
 std::string agent_unusable_here(const std::string& command_path, int pid) {
     if (agent_library().empty()) return "no perf-prof-heap.so beside perf-prof";
     try {
-        const Allocator a = pid > 0 ? find_allocator(pid) : find_allocator_for_command(command_path);
-        // An executable that defines the allocator itself is static (or links its allocator
-        // in): no dynamic symbol of it can be interposed or patched.
-        const std::string exe = pid > 0 ? exe_of(pid) : command_path;
-        if (!exe.empty() && a.path == exe) return "a static executable (its allocator linked in)";
+        return pid > 0 ? agent_unusable(pid) : agent_unusable(command_path);
     } catch (const Error& e) {
         return e.what();
     }
-    return "";
 }
 
 void note_ebpf_fallback(const std::string& who, const std::string& why) {

@@ -26,8 +26,9 @@ struct AgentSettings {
 std::string agent_library();
 
 // Why the agent cannot profile the command at `command_path` (about to be launched) or the
-// running process `pid` (pid > 0): "" when it can. Only what perf-prof can tell up front
-// (no agent beside perf-prof, a static executable).
+// running process `pid` (pid > 0): "" when it can. What perf-prof can tell up front: no agent
+// beside perf-prof, or heap::agent_unusable's reasons (a static executable, a prefixed or
+// linked-in allocator, another mount namespace...).
 std::string agent_unusable_here(const std::string& command_path, int pid);
 
 class AgentLink final : public AgentSource {

@@ -231,14 +231,19 @@ private:
         HeapProbeOptions po;
         po.sample_rate = o_.rate;
         po.stop_at_exit = !o_.rate;  // the leak scan at exit; a sampled profile makes none
+        // The program stops the process at exit for the scan: if perf-prof dies before it
+        // continues it, this guard does. Made first: the files of a dying process are released
+        // in reverse order of their descriptors (deferred work, last queued first), so the
+        // guard's pipe, below the probes' links, ends (and the guard continues the process) only
+        // once the probes are gone; made after them, an exit() during their removal (grace
+        // periods, hundreds of milliseconds) stopped the process for good in half the runs.
+        if (po.stop_at_exit) guard_ = std::make_unique<ContinueGuard>(tgid_);
         try {
             probes_ = std::make_unique<HeapProbes>(tgid_, a, po);
         } catch (const Error& e) {
+            guard_.reset();
             throw ours(e);
         }
-        // The program stops the process at exit for the scan: if perf-prof dies before it
-        // continues it, this guard does.
-        if (po.stop_at_exit) guard_ = std::make_unique<ContinueGuard>(tgid_);
         src_ = probes_.get();
     }
 
