@@ -133,6 +133,7 @@ public:
             if (o_.probes == HeapProbesKind::Auto) note_ebpf_fallback("kmemleak --user", why);
             start_probes(alloc_);
         }
+        ready_ = true;  // tick() may look now: agent_ is set
     }
 
     ~UserHeap() override {
@@ -251,7 +252,7 @@ private:
     // over), and whether the process waits at exit for the leak scan.
     void tick() noexcept {
         try {
-            if (fell_back_ || reported_exit_) return;
+            if (!ready_ || fell_back_ || reported_exit_) return;
             if (!agent_ok_) {
                 const uint32_t st = link_->state();
                 if (st == PPH_STATE_RECORDING) {
@@ -508,7 +509,7 @@ private:
     std::unique_ptr<ContinueGuard> guard_;
     AgentLink* link_ = nullptr;  // agent_'s source
     std::unique_ptr<AgentHeap> agent_;
-    std::atomic<bool> reported_exit_{false}, agent_ok_{false}, fell_back_{false};
+    std::atomic<bool> ready_{false}, reported_exit_{false}, agent_ok_{false}, fell_back_{false};
     bool said_sampled_ = false;
 };
 
