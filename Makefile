@@ -142,9 +142,10 @@ $(BUILD)/workloads/lib%.so: tests/workloads/lib%.c
 $(BUILD)/workloads/chain_nofp: $(BUILD)/workloads/libcfi_plt.so
 $(BUILD)/workloads/chain_nofp: WL_LDLIBS := -L$(BUILD)/workloads -lcfi_plt -Wl,-rpath,'$$ORIGIN'
 # The heap agent's refusals (agent_unusable_test): je_user calls libje_prefix.so's je_malloc, and
-# leaks_static is leaks linked statically.
+# leaks_static is leaks linked statically. leak_cxx calls libstdc++'s operator new.
 $(BUILD)/workloads/je_user: $(BUILD)/workloads/libje_prefix.so
 $(BUILD)/workloads/je_user: WL_LDLIBS := -L$(BUILD)/workloads -lje_prefix -Wl,-rpath,'$$ORIGIN'
+$(BUILD)/workloads/leak_cxx: WL_LDLIBS := -lstdc++
 WORKLOADS += $(BUILD)/workloads/leaks_static
 all: $(BUILD)/workloads/leaks_static
 $(BUILD)/workloads/leaks_static: tests/workloads/leaks.c
