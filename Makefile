@@ -159,9 +159,10 @@ $(BUILD)/workloads/heap_inject_pie: tests/workloads/heap_inject.c
 # No .eh_frame_hdr, frame pointers: the heap agent walker's fallback (heap_agent_unwind_test).
 $(BUILD)/workloads/libcfi_fponly.so: WL_CFLAGS := -O2 -g -fno-omit-frame-pointer -Wl,--no-eh-frame-hdr
 # The heap agent's refusals (agent_unusable_test): je_user calls libje_prefix.so's je_malloc, and
-# leaks_static is leaks linked statically.
+# leaks_static is leaks linked statically. leak_cxx calls libstdc++'s operator new.
 $(BUILD)/workloads/je_user: $(BUILD)/workloads/libje_prefix.so
 $(BUILD)/workloads/je_user: WL_LDLIBS := -L$(BUILD)/workloads -lje_prefix -Wl,-rpath,'$$ORIGIN'
+$(BUILD)/workloads/leak_cxx: WL_LDLIBS := -lstdc++
 WORKLOADS += $(BUILD)/workloads/leaks_static
 all: $(BUILD)/workloads/leaks_static
 $(BUILD)/workloads/leaks_static: tests/workloads/leaks.c

@@ -255,8 +255,9 @@ namespace {
 // The allocators' own prefixed entry points: a program calling them is not caught by
 // interposing malloc (jemalloc built with --with-jemalloc-prefix and its extended API,
 // tcmalloc's, mimalloc's, rpmalloc, dlmalloc, TBB's scalable allocator).
-constexpr const char* kPrefixedEntries[] = {"je_malloc", "je_mallocx", "mallocx",  "tc_malloc",      "mi_malloc",
-                                            "rpmalloc",  "dlmalloc",   "je_calloc", "scalable_malloc"};
+constexpr const char* kPrefixedEntries[] = {"je_malloc", "je_mallocx", "mallocx",
+                                            "tc_malloc", "mi_malloc",  "rpmalloc",
+                                            "dlmalloc",  "je_calloc",  "scalable_malloc"};
 
 // What the agent's checks read of an ELF object: whether the loader runs for it, and which of
 // the names asked about its dynamic symbol table defines (a function) or imports.
@@ -331,9 +332,11 @@ std::string unusable_objects(const std::vector<std::string>& objects, bool need_
             if (i == 0 && exe_object->file_offset(p))
                 return exe + " holds an allocator of its own (" + p + "): the agent cannot interpose it";
             if (among(infos[i].imports, p))
-                return shown(objects[i]) + " calls " + p + ", an allocator's prefixed entry: interposing malloc does not catch it";
+                return shown(objects[i]) + " calls " + p +
+                       ", an allocator's prefixed entry: interposing malloc does not catch it";
         }
-    if (need_dlopen && std::none_of(infos.begin(), infos.end(), [](const DynamicInfo& d) { return among(d.defines, "dlopen"); }))
+    auto has_dlopen = [](const DynamicInfo& d) { return among(d.defines, "dlopen"); };
+    if (need_dlopen && std::none_of(infos.begin(), infos.end(), has_dlopen))
         return "no dlopen in the process to load the agent with (glibc before 2.34 without libdl)";
     return "";
 }
@@ -352,7 +355,8 @@ std::string agent_unusable(int pid) {
     std::vector<std::string> objects = process_objects(pid);  // throws when the process is gone
     const std::string theirs = link_text(proc + "/ns/mnt");
     if (!theirs.empty() && theirs != link_text("/proc/self/ns/mnt"))
-        return "process " + std::to_string(pid) + " is in another mount namespace: the agent's path would not open there";
+        return "process " + std::to_string(pid) +
+               " is in another mount namespace: the agent's path would not open there";
     const std::string exe = link_text(proc + "/exe");
     if (exe.empty()) throw Error("cannot read process " + std::to_string(pid) + "'s executable");
     if (objects.front() == proc + "/root" + exe) objects.erase(objects.begin());

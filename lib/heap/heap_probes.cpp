@@ -150,9 +150,10 @@ void HeapProbes::Impl::open(int tgid, const Allocator& alloc, const HeapProbeOpt
         bpf_program__set_autoload(sk->progs.heap_mmap, false);
     }
     if (multi)
-        for (bpf_program* p : {sk->progs.heap_malloc, sk->progs.heap_calloc, sk->progs.heap_realloc,
-                               sk->progs.heap_reallocarray, sk->progs.heap_memalign, sk->progs.heap_posix_memalign,
-                               sk->progs.heap_valloc, sk->progs.heap_free, sk->progs.heap_return, sk->progs.heap_exit})
+        for (bpf_program* p :
+             {sk->progs.heap_malloc, sk->progs.heap_calloc, sk->progs.heap_realloc,
+              sk->progs.heap_reallocarray, sk->progs.heap_memalign, sk->progs.heap_posix_memalign,
+              sk->progs.heap_valloc, sk->progs.heap_free, sk->progs.heap_return, sk->progs.heap_exit})
             bpf_program__set_expected_attach_type(p, kTraceUprobeMulti);
     if (int err = heap_bpf::load(sk); err)
         throw Error::sys(-err, "cannot load the eBPF program",
@@ -177,7 +178,8 @@ void HeapProbes::Impl::attach_multi(int tgid, const Allocator& alloc, const Heap
     for (const Probe& p : alloc.probes) {
         bpf_program* prog = nullptr;
         if (bpf_program_of(*sk, p.kind, &prog)) returns.push_back(p.offset);
-        auto it = std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return e.first == prog; });
+        auto it =
+            std::find_if(entries.begin(), entries.end(), [&](const auto& e) { return e.first == prog; });
         if (it == entries.end()) it = entries.insert(entries.end(), {prog, {}});
         it->second.push_back(p.offset);
     }
@@ -185,21 +187,23 @@ void HeapProbes::Impl::attach_multi(int tgid, const Allocator& alloc, const Heap
     if (!returns.empty()) fds.push_back(link(sk->progs.heap_return, true, alloc.path, returns));
 }
 
-// A perf uprobe per function and return, for the process (older kernels: there they fire in
-// every thread of the process).
+// A perf uprobe per function and return, for the process: kernels without uprobe_multi.
 void HeapProbes::Impl::attach_classic(int tgid, const Allocator& alloc, const HeapProbeOptions& o) {
     heap_bpf* sk = skel.get();
-    auto attach = [&](bpf_program* prog, bool ret, const std::string& path, uint64_t off, const std::string& fn) {
+    auto attach = [&](bpf_program* prog, bool ret, const std::string& path, uint64_t off,
+                      const std::string& fn) {
         bpf_link* l = bpf_program__attach_uprobe(prog, ret, tgid, path.c_str(), size_t(off));
         if (!l) throw Error::sys(errno, "cannot probe " + fn + (ret ? " (return)" : "") + " in " + path);
         return l;
     };
-    if (o.stop_at_exit) exit_link.reset(attach(sk->progs.heap_exit, false, alloc.exit_path, alloc.exit_offset, "exit"));
+    if (o.stop_at_exit)
+        exit_link.reset(attach(sk->progs.heap_exit, false, alloc.exit_path, alloc.exit_offset, "exit"));
     for (const Probe& p : alloc.probes) {
         bpf_program* prog = nullptr;
         const bool has_return = bpf_program_of(*sk, p.kind, &prog);
         links.emplace_back(attach(prog, false, alloc.path, p.offset, p.function));
-        if (has_return) links.emplace_back(attach(sk->progs.heap_return, true, alloc.path, p.offset, p.function));
+        if (has_return)
+            links.emplace_back(attach(sk->progs.heap_return, true, alloc.path, p.offset, p.function));
     }
 }
 

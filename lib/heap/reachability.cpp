@@ -26,8 +26,12 @@ uint64_t glibc_chunk(uint64_t n) {
 
 class Marker {
 public:
-    Marker(const std::vector<Block>& blocks, const ReadMemory& read, std::vector<Block> skip, HeapLayout layout)
-        : blocks_(blocks), read_(read), marked_(blocks.size(), false), skip_(std::move(skip)),
+    Marker(const std::vector<Block>& blocks, const ReadMemory& read, std::vector<Block> skip,
+           HeapLayout layout)
+        : blocks_(blocks),
+          read_(read),
+          marked_(blocks.size(), false),
+          skip_(std::move(skip)),
           glibc_(layout == HeapLayout::Glibc) {
         for (const Block& b : blocks) {
             // With glibc the root scan leaves out the chunk's slack too (up to the next chunk's

@@ -7,7 +7,8 @@ the parsing of our own leak report.
       the same losses by site: the first frame of each loss record in the workload's own code
       (indirect losses by the site that allocated them, not by their owner's).
   kmemleak_lost(out) -> (bytes, blocks)      our report's LEAKED BYTES total
-  kmemleak_sites(out, workload_name) -> {function: (bytes, blocks)}   our groups, keyed the same way
+  kmemleak_sites(out, workload_name, first_frame_only=False) -> {function: (bytes, blocks)}
+      our groups, keyed the same way
   probes (fixture, import it)  kmemleak --user's options for each path: --probes=ebpf, --probes=agent
 """
 import re
@@ -105,7 +106,8 @@ def valgrind_sites(cmd, workload_name, input=None, timeout=300):
 
 _LEAKED_RE = re.compile(r"^LEAKED BYTES REPORT: (\d+) bytes in (\d+) objects", re.M)
 _GROUP_RE = re.compile(r"^(Leak of|In use) (\d+) bytes in (\d+) objects allocated from:$")
-_OUR_FRAME_RE = re.compile(r"^    [0-9a-f]{16} (\S+?)(?:\+0x[0-9a-f]+)? \((.*)\)$")
+# "    00007f... leak_malloc+0x20 (/path/leak_mix)", "    ... operator new(unsigned long)+0x1c (/lib...)"
+_OUR_FRAME_RE = re.compile(r"^    [0-9a-f]{16} (.*?)(?:\+0x[0-9a-f]+)? \(([^()]*)\)$")
 
 
 def kmemleak_lost(out):
@@ -117,14 +119,18 @@ def kmemleak_lost(out):
     return int(b), int(n)
 
 
-def kmemleak_sites(out, workload_name):
-    """{function: (bytes, blocks)} of the "Leak of" groups, by their first frame in the workload."""
+def kmemleak_sites(out, workload_name, first_frame_only=False):
+    """{function: (bytes, blocks)} of the "Leak of" groups, by their first frame in the workload.
+    first_frame_only: only where the first frame is (else under None): a stack walked by frame
+    pointers from inside a library built without them (strdup, operator new) skips that
+    frame's caller."""
     sites = {}
     cur = None
 
     def close():
         if cur:
-            fn = next((f for f, obj in cur[2] if obj.endswith("/" + workload_name)), None)
+            frames = cur[2][:1] if first_frame_only else cur[2]
+            fn = next((f for f, obj in frames if obj.endswith("/" + workload_name)), None)
             b, n = sites.get(fn, (0, 0))
             sites[fn] = (b + cur[0], n + cur[1])
 

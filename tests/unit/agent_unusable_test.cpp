@@ -105,7 +105,8 @@ TEST(AgentUnusable, AllocatorInTheExecutable) {
 
 TEST(AgentUnusable, PrefixedAllocatorEntry) {
     const std::string path = workload("je_user");
-    EXPECT_NE(agent_unusable(path).find("je_user calls je_malloc"), std::string::npos) << agent_unusable(path);
+    EXPECT_NE(agent_unusable(path).find("je_user calls je_malloc"), std::string::npos)
+        << agent_unusable(path);
     Waiting w(path);
     ASSERT_TRUE(in_read(w.pid()));
     EXPECT_NE(agent_unusable(w.pid()).find("je_user calls je_malloc"), std::string::npos)
