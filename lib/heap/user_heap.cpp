@@ -131,7 +131,7 @@ public:
                     "eBPF path reads frame-pointer stacks only" +
                     (why.empty() ? std::string() : ": " + why));
             if (o_.probes == HeapProbesKind::Auto) note_ebpf_fallback("kmemleak --user", why);
-            start_probes(alloc_);
+            start_probes(alloc_, true);
         }
         ready_ = true;  // tick() may look now: agent_ is set
     }
@@ -142,10 +142,14 @@ public:
     }
 
     EventPlan plan() override {
-        // The session's one event: exit() of the process. On the eBPF path the program on the same
-        // probe has stopped the process by the time this sample is read; the agent waits at exit
-        // by itself (its channel's exit_state), this sample only ends a sampled profile.
-        std::string text = "uprobe:exit@\"" + alloc_.exit_path + "\"";
+        // The session's one event. eBPF path: exit() of the process, where the program on the
+        // same probe has stopped it by the time this sample is read. Agent path: the exit of
+        // its tasks (a tracepoint): the agent waits at exit by itself (its channel's
+        // exit_state), and this sample only ends a sampled profile. No uprobe there: an
+        // inherited uprobe event makes every thread the process creates fail (clone: EFAULT,
+        // the kernel reads the probe's path again, at perf-prof's address, in the process).
+        const std::string text =
+            agent_ ? "sched:sched_process_exit" : "uprobe:exit@\"" + alloc_.exit_path + "\"";
         std::vector<event::Resolved> rs = event::resolve_event_list(text, ctx_.tep(), 0);
         EventPlan p;
         for (const event::Resolved& r : rs) p.events.push_back(event::planned_event(r, false, false, false));
@@ -156,6 +160,7 @@ public:
 
     void sample(const Sample& s) noexcept override {
         if (int(s.pid) != tgid_) return;
+        if (agent_ && int(s.tid) != tgid_) return;  // only the process's end, not a thread's
         std::lock_guard<std::mutex> g(mu_);
         if (!src_) return;
         // The agent's full profile is scanned when the agent waits at exit (tick()).
@@ -166,7 +171,7 @@ public:
         } catch (const std::exception& e) {
             std::fprintf(stderr, "perf-prof: kmemleak --user: %s\n", e.what());
         }
-        if (probes_ && !o_.rate) ::kill(tgid_, SIGCONT);
+        if (probes_ && probes_->options().stop_at_exit) ::kill(tgid_, SIGCONT);
         guard_.reset();
     }
 
@@ -228,10 +233,12 @@ public:
     }
 
 private:
-    void start_probes(const Allocator& a) {
+    // `stop_at_exit`: the leak scan at exit (a sampled profile makes none), only where the
+    // session's event is exit()'s uprobe (not after a late fall-back from the agent's path).
+    void start_probes(const Allocator& a, bool stop_at_exit) {
         HeapProbeOptions po;
         po.sample_rate = o_.rate;
-        po.stop_at_exit = !o_.rate;  // the leak scan at exit; a sampled profile makes none
+        po.stop_at_exit = stop_at_exit && !o_.rate;
         // The program stops the process at exit for the scan: if perf-prof dies before it
         // continues it, this guard does. Made first: the files of a dying process are released
         // in reverse order of their descriptors (deferred work, last queued first), so the
@@ -283,7 +290,7 @@ private:
             return;
         }
         note_ebpf_fallback("kmemleak --user", why);
-        start_probes(find_allocator(tgid_));
+        start_probes(find_allocator(tgid_), false);
     }
 
     // The agent waits at exit: the scan (report() stops the other threads), and the process let
