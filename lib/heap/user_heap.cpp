@@ -142,14 +142,15 @@ public:
     }
 
     EventPlan plan() override {
-        // The session's one event. eBPF path: exit() of the process, where the program on the
-        // same probe has stopped it by the time this sample is read. Agent path: the exit of
-        // its tasks (a tracepoint): the agent waits at exit by itself (its channel's
-        // exit_state), and this sample only ends a sampled profile. No uprobe there: an
-        // inherited uprobe event makes every thread the process creates fail (clone: EFAULT,
-        // the kernel reads the probe's path again, at perf-prof's address, in the process).
-        const std::string text =
-            agent_ ? "sched:sched_process_exit" : "uprobe:exit@\"" + alloc_.exit_path + "\"";
+        // The session's one event, a tracepoint. eBPF path with the stop at exit: the SIGSTOP
+        // the program on exit() sends (the process is stopped by the time this sample is
+        // read); otherwise the exit of the process's tasks (the agent waits at exit by itself,
+        // its channel's exit_state: this sample only ends a sampled profile). Not a uprobe on
+        // exit(): an inherited uprobe event makes every thread the process creates fail
+        // (clone: EFAULT, the kernel reads the probe's path again, at perf-prof's address, in
+        // the process).
+        const bool stop = probes_ && probes_->options().stop_at_exit;
+        const std::string text = stop ? "signal:signal_generate/sig==19/" : "sched:sched_process_exit";
         std::vector<event::Resolved> rs = event::resolve_event_list(text, ctx_.tep(), 0);
         EventPlan p;
         for (const event::Resolved& r : rs) p.events.push_back(event::planned_event(r, false, false, false));
@@ -160,9 +161,15 @@ public:
 
     void sample(const Sample& s) noexcept override {
         if (int(s.pid) != tgid_) return;
-        if (agent_ && int(s.tid) != tgid_) return;  // only the process's end, not a thread's
         std::lock_guard<std::mutex> g(mu_);
         if (!src_) return;
+        if (probes_ && probes_->options().stop_at_exit) {
+            // A SIGSTOP of the process: the program's at exit() (it notes the thread), not
+            // someone else's.
+            if (!probes_->stats().exit_tid) return;
+        } else if (int(s.tid) != tgid_) {
+            return;  // only the process's end, not a thread's
+        }
         // The agent's full profile is scanned when the agent waits at exit (tick()).
         if (reported_exit_ || (src_ == agent_.get() && !o_.rate)) return;
         try {
