@@ -289,3 +289,22 @@ def test_process_without_an_allocator(pp, tmp_path):
         assert "no known allocator" in err and len(err.strip().splitlines()) == 1, err
     finally:
         b.kill()
+
+
+def test_a_threaded_command_runs_and_its_threads_allocations_are_seen(pp, workload, probes):
+    """The process's threads are created as without perf-prof (an inherited uprobe event made
+    every pthread_create fail), and what they allocate is recorded: 4 threads x (1000 malloc/free
+    pairs + 2 blocks of 200 bytes kept), besides glibc's own block per thread (its TLS vector)."""
+    rc, out, err = pp.run(["kmemleak", "--user", probes, "--", workload("heap_threads"), "4", "1000", "2"],
+                          timeout=60)
+    assert rc == 0 and err == "", err
+    assert "heap_threads done" in out, out
+    m = TOTAL_RE.search(out)
+    # Frees: the eBPF path counts glibc's own at thread exit too (ld.so calls free through a
+    # pointer of its own, which no preloaded symbol replaces).
+    assert m and int(m.group(1)) == 4 * (1000 + 2) + 4 and int(m.group(2)) >= 4 * 1000, out
+    in_use = {}
+    for nbytes, objects, frames in parse(out)["In use"]:
+        if frames and frames[0] == "worker":
+            in_use["worker"] = (in_use.get("worker", (0, 0))[0] + nbytes, in_use.get("worker", (0, 0))[1] + objects)
+    assert in_use == {"worker": (4 * 2 * 200, 4 * 2)}, out
