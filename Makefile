@@ -158,6 +158,16 @@ $(BUILD)/workloads/heap_inject_pie: tests/workloads/heap_inject.c
 	@$(CC) $(WL_CFLAGS) -Wall -Wextra -o $@ $< -Wl,-rpath,'$$ORIGIN'
 # No .eh_frame_hdr, frame pointers: the heap agent walker's fallback (heap_agent_unwind_test).
 $(BUILD)/workloads/libcfi_fponly.so: WL_CFLAGS := -O2 -g -fno-omit-frame-pointer -Wl,--no-eh-frame-hdr
+# The heap agent's refusals (agent_unusable_test): je_user calls libje_prefix.so's je_malloc, and
+# leaks_static is leaks linked statically. leak_cxx calls libstdc++'s operator new.
+$(BUILD)/workloads/je_user: $(BUILD)/workloads/libje_prefix.so
+$(BUILD)/workloads/je_user: WL_LDLIBS := -L$(BUILD)/workloads -lje_prefix -Wl,-rpath,'$$ORIGIN'
+$(BUILD)/workloads/leak_cxx: WL_LDLIBS := -lstdc++
+WORKLOADS += $(BUILD)/workloads/leaks_static
+all: $(BUILD)/workloads/leaks_static
+$(BUILD)/workloads/leaks_static: tests/workloads/leaks.c
+	@echo "  WORKLOAD $@"
+	@$(CC) $(WL_CFLAGS) -Wall -Wextra -static -o $@ $<
 
 # ---- the heap agent (lib/heap/agent/*.c): a shared object of its own beside perf-prof, loaded into
 # the profiled process (LD_PRELOAD, or dlopen'd there by the injector), never linked into
@@ -190,8 +200,12 @@ $(BUILD)/unit_tests: | $(HEAP_AGENT_TEST_DEPS)
 
 # sdt_notes_test reads the USDT notes of the usdt_app workload beside the test binary.
 $(BUILD)/unit_tests: | $(BUILD)/workloads/usdt_app
+# injector_test injects libinject_probe.so into inject_target.
+$(BUILD)/unit_tests: | $(BUILD)/workloads/inject_target $(BUILD)/workloads/libinject_probe.so
 # heap_agent_unwind_test dlopens libcfi_callback.so and libcfi_fponly.so beside it.
 $(BUILD)/unit_tests: | $(BUILD)/workloads/libcfi_callback.so $(BUILD)/workloads/libcfi_fponly.so
+# agent_unusable_test runs these.
+$(BUILD)/unit_tests: | $(addprefix $(BUILD)/workloads/,leaks leaks_static own_malloc je_user)
 
 unit: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests --gtest_brief=1

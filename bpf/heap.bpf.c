@@ -38,6 +38,10 @@ const volatile __u64 sample_rate = 0;
 // Freed blocks matter only to kmemleak's reachability scan; serve, which runs for long, does
 // not keep them.
 const volatile bool keep_freed = true;
+// The allocator is glibc's: a block is preceded by its chunk's size word (flag bits 0-2, bit 1
+// set for a chunk of its own mapping), so that free() tells how much memory it frees even for
+// a block allocated before the attach, whose stale contents must not be roots either.
+const volatile bool glibc_chunks = false;
 // Quantiles of the exponential distribution of mean sample_rate, filled by user space before
 // the load: BPF has no floating point. gaps[i] = -ln((i + 0.5) / N) * rate, at least 1 (a
 // 0-byte allocation is never kept: probability 1 - exp(0) = 0). Drawing a uniform index gives
@@ -144,6 +148,11 @@ __u64 dropped_allocs;           // the allocs map was full
 __u64 dropped_stacks;           // the stacks map was full or the stack unreadable
 __u64 exit_sp;                  // stack pointer of the thread that called exit()
 __u32 exit_tid;
+// Set by user space once every probe is in place, cleared first thing when it lets go (before
+// the probes, whose removal takes a grace period each): the program stops the process at exit()
+// only while someone is there to scan it and continue it.
+volatile __u32 stop_armed;
+__u64 exit_stops;  // times the program stopped the process at exit()
 // Growth: the target's program break after its last brk() (0: none seen yet).
 __u64 last_brk;
 
@@ -231,14 +240,30 @@ static __always_inline void record_alloc(struct pt_regs* ctx, __u64 ptr, __u64 s
     if (a.stack) add_totals(&stack_totals, a.stack, size, 1);
 }
 
+// The bytes glibc's chunk at user pointer `ptr` gives its user (malloc_usable_size): up to the
+// next chunk's size word. 0 for a chunk of its own mapping, which free() unmaps, or when the
+// word is unreadable or implausible.
+static __always_inline __u64 glibc_usable(__u64 ptr) {
+    __u64 word = 0;
+    if (bpf_probe_read_user(&word, sizeof(word), (void*)(ptr - 8))) return 0;
+    const __u64 chunk = word & ~7ULL;
+    if ((word & 2) || chunk < 32 || (chunk & 15) || chunk > (1ULL << 40)) return 0;
+    return chunk - 8;
+}
+
 static __always_inline void record_free(__u64 ptr) {
     if (!ptr) return;
     __sync_fetch_and_add(&total_free, 1);
     struct alloc* a = bpf_map_lookup_elem(&allocs, &ptr);
-    if (!a) return;  // allocated before the attach
-    __u64 size = a->size;
-    if (keep_freed) bpf_map_update_elem(&freed, &ptr, &size, BPF_ANY);
-    bpf_map_delete_elem(&allocs, &ptr);
+    __u64 size = a ? a->size : 0;  // 0: allocated before the attach, or not kept (sampling)
+    if (a) bpf_map_delete_elem(&allocs, &ptr);
+    if (!keep_freed) return;
+    if (glibc_chunks) {
+        // The whole chunk is free memory, the slack after the requested size included.
+        const __u64 usable = glibc_usable(ptr);
+        size = usable > size ? usable : size;
+    }
+    if (size) bpf_map_update_elem(&freed, &ptr, &size, BPF_ANY);
 }
 
 // Whether the thread is inside an allocator call already, at a deeper stack pointer.
@@ -362,9 +387,10 @@ int BPF_KPROBE(heap_free) {
 // pointers; user space continues it (SIGCONT) when done.
 SEC("uprobe")
 int BPF_KPROBE(heap_exit) {
-    if (!ours()) return 0;
+    if (!ours() || !stop_armed) return 0;
     exit_sp = PT_REGS_SP(ctx);
     exit_tid = tid();
+    __sync_fetch_and_add(&exit_stops, 1);
     bpf_send_signal(SIGSTOP);
     return 0;
 }

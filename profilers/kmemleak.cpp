@@ -32,6 +32,8 @@ struct KmemleakOptions final : ProfilerOptions {
     uint64_t than_ns = 0;     // --than: report only allocations older than this
     bool comm = false;        // --comm
     bool user = false;        // --user: the heap profile of the attached process
+    uint64_t rate = 0;        // --rate: a sampled heap profile (--user)
+    std::string probes;       // --probes=agent|ebpf (--user)
 };
 
 KmemleakOptions& own(ProfilerOptions& o) {
@@ -70,6 +72,22 @@ const OptionRow kOwnOptions[] = {
      "-- command): its malloc family, no --alloc/--free\n"
      "needed",
      [](ProfilerOptions& o, OptionValue v) { own(o).user = v && *v == "1"; }},
+    {Opt::Own, 0, "rate", "BYTES", ArgKind::Value, false, Group::Profiler,
+     "--user: sample, as tcmalloc and Go do (an allocation\n"
+     "kept every BYTES on average): the in-use report and\n"
+     "--pprof scaled back, no leak report",
+     [](ProfilerOptions& o, OptionValue v) {
+         own(o).rate = core::parse_bounded(*v, "rate", uint64_t(1) << 40);
+         if (!own(o).rate) throw Error::usage("option `rate' must be at least 1");
+     }},
+    {Opt::Own, 0, "probes", "agent|ebpf", ArgKind::Value, false, Group::Profiler,
+     "--user: how allocations are seen: the agent in the\n"
+     "process (default) or eBPF uprobes (the fallback)",
+     [](ProfilerOptions& o, OptionValue v) {
+         if (*v != "agent" && *v != "ebpf")
+             throw Error::usage("option `probes' takes agent or ebpf, got '" + std::string(*v) + "'");
+         own(o).probes = std::string(*v);
+     }},
 };
 
 std::shared_ptr<ProfilerOptions> make_options() {
@@ -325,8 +343,13 @@ std::unique_ptr<Profiler> create(Context& ctx) {
     if (own.user) {
         if (!own.alloc.empty() || !own.free.empty())
             throw Error::usage("kmemleak --user finds the allocator itself: drop --alloc and --free");
-        return heap::make_user_heap(ctx, {own.than_ns, own.comm});
+        heap::UserHeapOptions u{own.than_ns, own.comm, own.rate, heap::HeapProbesKind::Auto};
+        if (own.probes == "agent") u.probes = heap::HeapProbesKind::Agent;
+        if (own.probes == "ebpf") u.probes = heap::HeapProbesKind::Ebpf;
+        return heap::make_user_heap(ctx, u);
     }
+    if (own.rate || !own.probes.empty())
+        throw Error::usage(std::string("kmemleak: --") + (own.rate ? "rate" : "probes") + " goes with --user");
     if (own.alloc.empty() || own.free.empty())
         throw Error::usage(std::string("kmemleak needs both --alloc and --free (missing ") +
                            (own.alloc.empty() ? "--alloc" : "--free") + "), or --user");
@@ -340,7 +363,8 @@ const ProfilerInfo kmemleak_info = {
     "kmemleak",
     "Memory leaks: allocations not freed, from any allocator's alloc and free events.",
     "--alloc EVENT[,EVENT...] --free EVENT[,EVENT...] [--than TIME] [--comm] [-g] [--flame-graph file] "
-    "[OPTION...] [[--] <command>]  |  --user [--than TIME] [OPTION...] (-p PID | [--] <command>)",
+    "[OPTION...] [[--] <command>]  |  --user [--than TIME] [--rate BYTES] [--probes agent|ebpf] [OPTION...] "
+    "(-p PID | [--] <command>)",
     {
         "SYNOPSIS",
         "    Every --alloc event records a pointer, every --free event forgets it; what is",
@@ -355,6 +379,13 @@ const ProfilerInfo kmemleak_info = {
         "    ATTR: ptr=EXPR, size=EXPR (alloc), stack, max-stack=N",
         "    SIGUSR1 prints the statistics and the number of outstanding allocations.",
         "",
+        "    --user: the heap agent (perf-prof-heap.so, beside perf-prof) records the process's",
+        "    malloc family and operator new/delete from inside it: preloaded into a command,",
+        "    injected into a running process (-p) and taken out again at the end. Where it",
+        "    cannot be (a static binary, ...), eBPF uprobes on the allocator do, with one",
+        "    line on stderr; --probes=agent|ebpf forces one. With --rate BYTES only sampled",
+        "    allocations are recorded (no leak report: the in-use bytes are scaled back).",
+        "",
         "EXAMPLES",
         "    perf-prof kmemleak --alloc kmem:kmalloc//stack/ --free kmem:kfree -g",
         "    perf-prof kmemleak --alloc 'kmem:kmalloc,kmem:kmem_cache_alloc' \\",
@@ -364,6 +395,7 @@ const ProfilerInfo kmemleak_info = {
         "    perf-prof kmemleak --alloc percpu:percpu_alloc_percpu --free percpu:percpu_free_percpu -g",
         "    perf-prof kmemleak --alloc kmem:kmalloc --free kmem:kfree --flame-graph leaks -- ./a.out",
         "    perf-prof kmemleak --user -g -p 1234",
+        "    perf-prof kmemleak --user --rate 524288 --pprof heap.pb.gz -- ./server",
     },
     {
         {Opt::Event, "not used by kmemleak (see --alloc, --free)"},

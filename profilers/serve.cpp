@@ -2,9 +2,10 @@
 // gperftools' /pprof/{profile,heap,growth,symbol,cmdline} and Go's /debug/pprof/{profile,heap,
 // allocs,symbol,cmdline}, for the processes named with -p or the command launched, or for
 // every process behind a secret path prefix (--all). CPU profiles run in a child process per
-// request (serve/cpu_job); heap profiles come from uprobes attached on the first heap request
-// (serve/heap_target); symbols from the shared symbol cache. One thread: the HTTP server
-// (http/server), the profiles' pipes and the signals share one epoll loop.
+// request (serve/cpu_job); heap profiles from the heap agent, preloaded into the command
+// launched or injected on the first heap request, else from eBPF uprobes (serve/heap_target);
+// symbols from the shared symbol cache. One thread: the HTTP server (http/server), the
+// profiles' pipes and the signals share one epoll loop.
 #include <sys/epoll.h>
 #include <sys/random.h>
 #include <sys/signalfd.h>
@@ -94,8 +95,8 @@ const OptionRow kOwnOptions[] = {
      "heap request",
      [](ProfilerOptions& o, OptionValue v) { own(o).heap = v && *v == "1"; }},
     {Opt::Own, 0, "heap-idle", "SECONDS", K::Value, false, G::Profiler,
-     "remove the heap probes of a process after this long\n"
-     "without a heap request (default 300)",
+     "detach the heap agent (or probes) of a process after\n"
+     "this long without a heap request (default 300)",
      [](ProfilerOptions& o, OptionValue v) {
          own(o).heap_idle_s = at_least_one(*v, "heap-idle", 86400 * 365);
      }},
@@ -179,8 +180,13 @@ public:
         if (launched) {
             workload_ = std::make_unique<perf::Workload>(opt.workload);
             access_.pids.push_back(workload_->pid());
-            if (o_.heap) heap_target(workload_->pid(), perf::command_path(opt.workload.front())).attach();
+            // The heap agent goes in with the command (LD_PRELOAD); the eBPF fallback, when it
+            // cannot, is attached before the command runs.
+            serve::HeapTarget& h = heap_target(workload_->pid(), perf::command_path(opt.workload.front()));
+            h.launch(o_.heap);
+            if (o_.heap && !h.has_agent()) h.attach();
             workload_->release();
+            if (o_.heap) h.attach();
         } else if (o_.heap) {
             for (int pid : access_.pids) heap_target(pid).attach();
         }
@@ -477,9 +483,10 @@ const ProfilerInfo serve_info = {
     {
         "SYNOPSIS",
         "    An HTTP server answering what gperftools' and Go's profiling handlers answer, for",
-        "    processes that link neither: CPU profiles (perf_event_open), heap profiles (uprobes",
-        "    on the allocator, attached on the first heap request, sampled as tcmalloc and Go",
-        "    sample), symbols and command lines. By default only the processes named with -p",
+        "    processes that link neither: CPU profiles (perf_event_open), heap profiles (the",
+        "    heap agent perf-prof-heap.so in the process, preloaded into the command launched or",
+        "    injected on the first heap request, else uprobes on the allocator; sampled as",
+        "    tcmalloc and Go sample), symbols and command lines. By default only the processes named with -p",
         "    or the command launched are served, on 127.0.0.1; --all serves every process",
         "    under a secret path prefix printed at start. One CPU profile per process at a time.",
         "",

@@ -177,7 +177,12 @@ Allocator choose_allocator(const std::vector<std::string>& objects) {
     return a;
 }
 
-Allocator find_allocator(int pid) {
+namespace {
+
+// The objects process `pid` maps, as choose_allocator wants them: the executable first, then
+// the libraries with libc last (interposers before it, as the loader orders a preloaded
+// allocator). Opened through the process's root: a containerised process resolves too.
+std::vector<std::string> process_objects(int pid) {
     const std::string proc = "/proc/" + std::to_string(pid);
     const std::string maps = core::read_file_or_empty(proc + "/maps");
     if (maps.empty()) throw Error("no process " + std::to_string(pid));
@@ -185,7 +190,6 @@ Allocator find_allocator(int pid) {
     char exe[4096];
     ssize_t n = ::readlink((proc + "/exe").c_str(), exe, sizeof exe - 1);
     std::string exe_path = n > 0 ? std::string(exe, size_t(n)) : std::string();
-    // Files are opened through the process's root: a containerised process resolves too.
     auto add = [&](const std::string& path) {
         std::string p = proc + "/root" + path;
         if (std::find(objects.begin(), objects.end(), p) == objects.end()) objects.push_back(p);
@@ -198,11 +202,40 @@ Allocator find_allocator(int pid) {
         if (m.path != exe_path) libs.push_back(m.path);
     }
     if (!exe_path.empty()) add(exe_path);
-    // Interposers before libc, as the loader orders a preloaded allocator.
     std::stable_partition(libs.begin(), libs.end(), [](const std::string& p) { return !is_libc(p); });
     for (const std::string& l : libs) add(l);
     if (objects.empty()) throw Error("process " + std::to_string(pid) + " maps no files");
-    Allocator a = choose_allocator(objects);
+    return objects;
+}
+
+// The objects `command_path` will map: itself, then what its dynamic loader lists.
+std::vector<std::string> command_objects(const std::string& command_path) {
+    std::vector<std::string> objects = {command_path};
+    const std::string interp = pt_interp(command_path);
+    if (interp.empty()) return objects;
+    std::istringstream in(loader_list(interp, command_path));
+    std::string line;
+    while (std::getline(in, line)) {
+        std::string path;
+        size_t arrow = line.find("=> ");
+        if (arrow != std::string::npos) {
+            path = line.substr(arrow + 3);
+        } else {
+            size_t b = line.find_first_not_of(" \t");
+            if (b != std::string::npos && line[b] == '/') path = line.substr(b);
+        }
+        path = path.substr(0, path.find(" ("));
+        if (!path.empty() && path[0] == '/' && path != command_path &&
+            std::find(objects.begin(), objects.end(), path) == objects.end())
+            objects.push_back(path);
+    }
+    return objects;
+}
+
+}  // namespace
+
+Allocator find_allocator(int pid) {
+    Allocator a = choose_allocator(process_objects(pid));
     if (a.path.empty())
         throw Error("process " + std::to_string(pid) +
                     " has no known allocator: none of its objects defines malloc and free");
@@ -210,31 +243,133 @@ Allocator find_allocator(int pid) {
 }
 
 Allocator find_allocator_for_command(const std::string& command_path) {
-    std::vector<std::string> objects = {command_path};
-    const std::string interp = pt_interp(command_path);
-    if (!interp.empty()) {
-        std::istringstream in(loader_list(interp, command_path));
-        std::string line;
-        while (std::getline(in, line)) {
-            std::string path;
-            size_t arrow = line.find("=> ");
-            if (arrow != std::string::npos) {
-                path = line.substr(arrow + 3);
-            } else {
-                size_t b = line.find_first_not_of(" \t");
-                if (b != std::string::npos && line[b] == '/') path = line.substr(b);
-            }
-            path = path.substr(0, path.find(" ("));
-            if (!path.empty() && path[0] == '/' && path != command_path &&
-                std::find(objects.begin(), objects.end(), path) == objects.end())
-                objects.push_back(path);
-        }
-    }
-    Allocator a = choose_allocator(objects);
+    Allocator a = choose_allocator(command_objects(command_path));
     if (a.path.empty())
         throw Error(command_path +
                     " has no known allocator: neither it nor its libraries define malloc and free");
     return a;
+}
+
+namespace {
+
+// The allocators' own prefixed entry points: a program calling them is not caught by
+// interposing malloc (jemalloc built with --with-jemalloc-prefix and its extended API,
+// tcmalloc's, mimalloc's, rpmalloc, dlmalloc, TBB's scalable allocator).
+constexpr const char* kPrefixedEntries[] = {"je_malloc", "je_mallocx", "mallocx",
+                                            "tc_malloc", "mi_malloc",  "rpmalloc",
+                                            "dlmalloc",  "je_calloc",  "scalable_malloc"};
+
+// What the agent's checks read of an ELF object: whether the loader runs for it, and which of
+// the names asked about its dynamic symbol table defines (a function) or imports.
+struct DynamicInfo {
+    bool interp = false;  // PT_INTERP: a dynamic executable (a library has none)
+    std::vector<std::string> defines, imports;
+};
+
+bool among(const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+DynamicInfo dynamic_info(const std::string& path, const std::vector<std::string>& names) {
+    DynamicInfo d;
+    core::Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) throw Error::sys(errno, "cannot open " + path);
+    elf_version(EV_CURRENT);
+    Elf* e = elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr);
+    if (!e || elf_kind(e) != ELF_K_ELF) {
+        if (e) elf_end(e);
+        throw Error(path + " is not an ELF file");
+    }
+    size_t n = 0;
+    if (elf_getphdrnum(e, &n) == 0)
+        for (size_t i = 0; i < n; i++) {
+            GElf_Phdr ph;
+            if (gelf_getphdr(e, int(i), &ph) && ph.p_type == PT_INTERP) d.interp = true;
+        }
+    for (Elf_Scn* scn = nullptr; (scn = elf_nextscn(e, scn));) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize) continue;
+        Elf_Data* data = elf_getdata(scn, nullptr);
+        for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+            GElf_Sym sym;
+            if (!gelf_getsym(data, int(i), &sym)) break;
+            const char* name = elf_strptr(e, sh.sh_link, sym.st_name);
+            if (!name || !among(names, name)) continue;
+            const int type = GELF_ST_TYPE(sym.st_info);
+            if (sym.st_shndx == SHN_UNDEF)
+                d.imports.push_back(name);
+            else if (type == STT_FUNC || type == STT_GNU_IFUNC)
+                d.defines.push_back(name);
+        }
+    }
+    elf_end(e);
+    return d;
+}
+
+// The path to show for an object of `objects` (those of a process go through /proc/PID/root).
+std::string shown(const std::string& path) {
+    if (path.rfind("/proc/", 0) != 0) return path;
+    size_t root = path.find("/root/");
+    return root == std::string::npos ? path : path.substr(root + 5);
+}
+
+// The checks both cases share, on the objects in load order (executable first).
+std::string unusable_objects(const std::vector<std::string>& objects, bool need_dlopen) {
+    std::vector<std::string> names(std::begin(kPrefixedEntries), std::end(kPrefixedEntries));
+    names.push_back("malloc");
+    names.push_back("dlopen");
+    std::vector<DynamicInfo> infos;
+    for (const std::string& o : objects) infos.push_back(dynamic_info(o, names));
+    const std::string exe = shown(objects.front());
+    if (!infos.front().interp)
+        return exe + " is statically linked: no dynamic loader can load the agent into it";
+    // The executable's own definitions, exported or not (its symbol table too).
+    auto exe_object = sym::get_object(objects.front());
+    if (exe_object->file_offset("malloc"))
+        return exe + " defines malloc itself: its own calls to it go to no symbol the agent can interpose";
+    for (size_t i = 0; i < infos.size(); i++)
+        for (const char* p : kPrefixedEntries) {
+            if (i == 0 && exe_object->file_offset(p))
+                return exe + " holds an allocator of its own (" + p + "): the agent cannot interpose it";
+            if (among(infos[i].imports, p))
+                return shown(objects[i]) + " calls " + p +
+                       ", an allocator's prefixed entry: interposing malloc does not catch it";
+        }
+    auto has_dlopen = [](const DynamicInfo& d) { return among(d.defines, "dlopen"); };
+    if (need_dlopen && std::none_of(infos.begin(), infos.end(), has_dlopen))
+        return "no dlopen in the process to load the agent with (glibc before 2.34 without libdl)";
+    return "";
+}
+
+// The text of a /proc link (a namespace, the executable), "" when unreadable.
+std::string link_text(const std::string& path) {
+    char buf[256];
+    ssize_t n = ::readlink(path.c_str(), buf, sizeof buf);
+    return n > 0 ? std::string(buf, size_t(n)) : std::string();
+}
+
+}  // namespace
+
+std::string agent_unusable(int pid) {
+    const std::string proc = "/proc/" + std::to_string(pid);
+    std::vector<std::string> objects = process_objects(pid);  // throws when the process is gone
+    const std::string theirs = link_text(proc + "/ns/mnt");
+    if (!theirs.empty() && theirs != link_text("/proc/self/ns/mnt"))
+        return "process " + std::to_string(pid) +
+               " is in another mount namespace: the agent's path would not open there";
+    const std::string exe = link_text(proc + "/exe");
+    if (exe.empty()) throw Error("cannot read process " + std::to_string(pid) + "'s executable");
+    if (objects.front() == proc + "/root" + exe) objects.erase(objects.begin());
+    // The executable through /proc/PID/exe, which opens even where its path is gone.
+    objects.insert(objects.begin(), proc + "/exe");
+    std::string why = unusable_objects(objects, true);
+    // Its name as the process knows it, not /proc/PID/exe.
+    if (why.rfind(objects.front(), 0) == 0) why = exe + why.substr(objects.front().size());
+    return why;
+}
+
+std::string agent_unusable(const std::string& command_path) {
+    return unusable_objects(command_objects(command_path), false);
 }
 
 }  // namespace perfprof::heap

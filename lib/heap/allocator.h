@@ -47,4 +47,18 @@ Allocator find_allocator_for_command(const std::string& command_path);
 // The choice among loaded objects, in load order (executable first): exposed for tests.
 Allocator choose_allocator(const std::vector<std::string>& objects);
 
+// Why the allocator agent (a shared object interposing the malloc family, preloaded into a
+// launched command or dlopen'd into a running process whose GOT slots it then patches) cannot
+// profile running process `pid`, or "" when it can: a static executable (no dynamic loader),
+// no dlopen in the process (glibc before 2.34 without libdl), the allocator linked into the
+// executable (its calls to it are direct), an allocator called by its own prefixed names
+// (je_malloc, mi_malloc, tc_malloc...), which interposing malloc does not catch, or the
+// process in another mount namespace (the agent's path would not open there). Throws Error
+// when the process is gone.
+std::string agent_unusable(int pid);
+
+// The same for `command_path` before it runs (launched with LD_PRELOAD): a static executable,
+// the allocator in the executable, or called by prefixed names.
+std::string agent_unusable(const std::string& command_path);
+
 }  // namespace perfprof::heap

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "heap/allocator.h"
+#include "heap/heap_source.h"
 #include "heap/reachability.h"
 #include "heap/sampling.h"
 
@@ -28,50 +29,33 @@ struct HeapProbeOptions {
     bool stop_at_exit = false;  // probe exit(): the program stops the process there (kmemleak)
 };
 
-struct HeapAlloc {
-    uint64_t ptr = 0, size = 0;
-    uint64_t stack = 0;    // stack key (0: none)
-    uint64_t time_ns = 0;  // CLOCK_MONOTONIC
-    uint32_t tid = 0;
-};
-
-struct StackTotals {
-    uint64_t bytes = 0, objects = 0;  // objects: allocations, or calls that grew the heap
-};
-
-struct HeapStats {
-    uint64_t total_alloc = 0, total_free = 0;  // calls recorded (allocations: those kept)
-    uint64_t dropped_allocs = 0, dropped_stacks = 0;
-    uint64_t exit_sp = 0;  // stack pointer and thread of the exit() call (stop_at_exit)
-    uint32_t exit_tid = 0;
-};
-
-class HeapProbes {
+class HeapProbes final : public HeapSource {
 public:
     // Loads the program for process `tgid` and attaches it to `alloc`'s entry points (and
     // exit(), the growth system calls, as asked). Throws Error with the reason.
     HeapProbes(int tgid, const Allocator& alloc, const HeapProbeOptions& o);
-    ~HeapProbes();
+    ~HeapProbes() override;
     HeapProbes(const HeapProbes&) = delete;
     HeapProbes& operator=(const HeapProbes&) = delete;
 
+    const char* name() const override { return "eBPF uprobes"; }
     int tgid() const { return tgid_; }
     const HeapProbeOptions& options() const { return o_; }
 
     // The outstanding (kept) allocations, in no order.
-    std::vector<HeapAlloc> allocations() const;
+    std::vector<HeapAlloc> allocations() const override;
     // What each stack allocated since the attach (kept allocations only).
-    std::map<uint64_t, StackTotals> alloc_totals() const;
+    std::map<uint64_t, StackTotals> alloc_totals() const override;
     // What each stack grew the heap by since the attach (growth only). Growth inside an
     // allocator call counts for the call's stack, as its allocations do.
-    std::map<uint64_t, StackTotals> growth_totals() const;
+    std::map<uint64_t, StackTotals> growth_totals() const override;
     // Blocks freed since the attach, until allocated again (for the reachability scan; kept
     // with stop_at_exit only).
-    std::vector<Block> freed() const;
+    std::vector<Block> freed() const override;
     // The user call chain of a stack key as a sample would carry it: PERF_CONTEXT_USER, then the
     // return addresses, innermost first. Empty after the marker for key 0 or an unknown key.
-    const std::vector<uint64_t>& chain(uint64_t stack);
-    HeapStats stats() const;
+    const std::vector<uint64_t>& chain(uint64_t stack) override;
+    HeapStats stats() const override;
 
     struct Impl;
 

@@ -18,11 +18,27 @@ namespace perfprof::heap {
 
 namespace {
 
+// glibc's chunk size for a request of n bytes (request2size): the size word, the n bytes,
+// aligned to 16, at least 32.
+uint64_t glibc_chunk(uint64_t n) {
+    return std::max<uint64_t>(32, (n + 8 + 15) & ~uint64_t(15));
+}
+
 class Marker {
 public:
-    Marker(const std::vector<Block>& blocks, const ReadMemory& read, std::vector<Block> skip)
-        : blocks_(blocks), read_(read), marked_(blocks.size(), false), skip_(std::move(skip)) {
-        skip_.insert(skip_.end(), blocks.begin(), blocks.end());
+    Marker(const std::vector<Block>& blocks, const ReadMemory& read, std::vector<Block> skip,
+           HeapLayout layout)
+        : blocks_(blocks),
+          read_(read),
+          marked_(blocks.size(), false),
+          skip_(std::move(skip)),
+          glibc_(layout == HeapLayout::Glibc) {
+        for (const Block& b : blocks) {
+            // With glibc the root scan leaves out the chunk's slack too (up to the next chunk's
+            // size word); the block's own scan reads its n bytes only, as valgrind's does.
+            const uint64_t usable = glibc_ ? std::max(b.size, glibc_chunk(b.size) - 8) : b.size;
+            skip_.push_back({b.addr, usable});
+        }
         std::sort(skip_.begin(), skip_.end(), [](const Block& a, const Block& b) { return a.addr < b.addr; });
         for (const Block& b : blocks) {
             lo_ = std::min(lo_, b.addr);
@@ -88,6 +104,9 @@ private:
         if (it == blocks_.begin()) return;
         --it;
         if (v >= it->addr + std::max<uint64_t>(it->size, 1)) return;
+        // glibc: the next chunk's header, which starts inside the block when the block's size
+        // % 16 is 1 to 8 (see HeapLayout).
+        if (glibc_ && v != it->addr && v == it->addr - 16 + glibc_chunk(it->size)) return;
         const size_t i = size_t(it - blocks_.begin());
         if (marked_[i]) return;
         marked_[i] = true;
@@ -98,6 +117,7 @@ private:
     const ReadMemory& read_;
     std::vector<bool> marked_;
     std::vector<Block> skip_;  // the blocks and free memory, by address
+    bool glibc_;
     std::vector<size_t> work_;
     std::vector<uint64_t> buf_;
     uint64_t lo_ = UINT64_MAX, hi_ = 0;
@@ -106,8 +126,8 @@ private:
 }  // namespace
 
 std::vector<bool> mark_reachable(const std::vector<Block>& blocks, const std::vector<Region>& roots,
-                                 const ReadMemory& read, std::vector<Block> free_memory) {
-    Marker m(blocks, read, std::move(free_memory));
+                                 const ReadMemory& read, std::vector<Block> free_memory, HeapLayout layout) {
+    Marker m(blocks, read, std::move(free_memory), layout);
     if (blocks.empty()) return {};
     for (const Region& r : roots) {
         m.scan_root(r.start, r.end);
@@ -135,8 +155,12 @@ std::vector<uint64_t> thread_sps(int pid) {
 }  // namespace
 
 std::vector<Region> process_roots(int pid, uint64_t extra_sp) {
-    std::vector<uint64_t> sps = thread_sps(pid);
-    if (extra_sp) sps.push_back(extra_sp);
+    // (stack pointer, where its live stack starts).
+    std::vector<std::pair<uint64_t, uint64_t>> sps;
+    for (uint64_t sp : thread_sps(pid)) sps.push_back({sp, (sp - 128) & ~uint64_t(7)});
+    // The thread stopped at exit()'s entry reads about the same pointer in /proc (an
+    // instruction later): its mapping starts at the higher `extra_sp`.
+    if (extra_sp) sps.push_back({extra_sp, extra_sp});
     std::vector<Region> roots;
     const std::string maps = core::read_file_or_empty("/proc/" + std::to_string(pid) + "/maps");
     sym::MapsLine m;
@@ -145,8 +169,8 @@ std::vector<Region> process_roots(int pid, uint64_t extra_sp) {
         if (m.perms[0] != 'r' || m.perms[1] != 'w') continue;
         if (m.path == "[vvar]" || m.path == "[vsyscall]" || m.path == "[vvar_vclock]") continue;
         Region r{m.start, m.end};
-        for (uint64_t sp : sps)
-            if (sp >= r.start && sp < r.end) r.start = std::max(r.start, (sp - 128) & ~uint64_t(7));
+        for (auto [sp, live] : sps)
+            if (sp >= r.start && sp < r.end) r.start = std::max(r.start, live);
         roots.push_back(r);
     }
     return roots;

@@ -1,7 +1,8 @@
-// Heap profiling of a running process (kmemleak --user): finds the process's allocator (the
-// malloc family of glibc, tcmalloc or jemalloc), probes its entry points and returns, pairs
-// sizes with returned pointers per thread, and reports what is still allocated, and what of it
-// nothing points to any more (leaks), by user stack.
+// Heap profiling of a process (kmemleak --user): by default through the allocator agent in the
+// process (perf-prof-heap.so: preloaded into a launched command, injected into a running one;
+// heap/agent_attach.h), else through eBPF uprobes on its allocator's entry points and returns
+// (heap/heap_probes.h). Reports what is still allocated, and what of it nothing points to any
+// more (leaks), by user stack.
 #pragma once
 
 #include <cstdint>
@@ -14,9 +15,13 @@ namespace perfprof::heap {
 
 // What kmemleak's own options give the heap profile; the rest (-p/-t/workload, -g, -i,
 // --flame-graph, --pprof, -v) comes from ctx.options().
+enum class HeapProbesKind { Auto, Agent, Ebpf };  // --probes
+
 struct UserHeapOptions {
     uint64_t than_ns = 0;  // --than: only allocations older than this are reported (0: all)
     bool comm = false;     // --comm
+    uint64_t rate = 0;     // --rate: sampled, mean bytes between kept allocations (no leak report)
+    HeapProbesKind probes = HeapProbesKind::Auto;
 };
 
 // The profiler kmemleak runs with --user. Throws Error on bad use (not attached to a process,

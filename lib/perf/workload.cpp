@@ -7,15 +7,46 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
 
 #include "perf-prof/error.h"
 
+extern char** environ;
+
 namespace perfprof::perf {
 
 namespace {
+
+// The workloads not released yet, for set_exec_env.
+std::vector<Workload*>& waiting() {
+    static std::vector<Workload*> w;
+    return w;
+}
+
+// Room for the environment sent with the release, and for entries it adds.
+constexpr size_t kEnvBytes = 64 * 1024, kEnvExtra = 16;
+
+// Whether environment entry `e` sets the variable that `def` (NAME=VALUE) sets.
+bool same_name(const char* e, const char* def) {
+    for (; *def && *def != '='; e++, def++)
+        if (*e != *def) return false;
+    return *e == '=';
+}
+
+// Reads exactly `len` bytes (the child: no allocation). False on EOF or error.
+bool read_full(int fd, char* buf, size_t len) {
+    while (len) {
+        const ssize_t n = ::read(fd, buf, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        buf += n;
+        len -= size_t(n);
+    }
+    return true;
+}
 
 bool executable(const std::string& path) {
     struct stat st;
@@ -55,6 +86,10 @@ Workload::Workload(const std::vector<std::string>& argv) : name_(argv.at(0)) {
     std::vector<char*> args;
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
+    size_t nenv = 0;
+    while (environ && environ[nenv]) nenv++;
+    env_buf_.assign(kEnvBytes, 0);
+    envp_.assign(nenv + kEnvExtra + 1, nullptr);
 
     pid_ = ::fork();
     if (pid_ < 0) throw Error::sys(errno, "fork");
@@ -77,21 +112,65 @@ Workload::Workload(const std::vector<std::string>& argv) : name_(argv.at(0)) {
         do n = ::read(go_r.get(), &c, 1);
         while (n < 0 && errno == EINTR);
         if (n != 1) ::_exit(127);  // perf-prof gave up before enabling
+        // c == 2: the variables to set follow (a length, then NAME=VALUE\0...), into the room
+        // made before the fork.
+        char** envp = environ;
+        uint32_t len = 0;
+        if (c == 2) {
+            if (!read_full(go_r.get(), reinterpret_cast<char*>(&len), sizeof(len)) || len >= kEnvBytes ||
+                !read_full(go_r.get(), env_buf_.data(), len))
+                ::_exit(127);
+            size_t k = 0;
+            for (size_t i = 0; environ && environ[i] && k + kEnvExtra < envp_.size(); i++) {
+                bool replaced = false;
+                for (size_t off = 0; off < len; off += std::strlen(env_buf_.data() + off) + 1)
+                    replaced |= same_name(environ[i], env_buf_.data() + off);
+                if (!replaced) envp_[k++] = environ[i];
+            }
+            for (size_t off = 0; off < len && k + 1 < envp_.size(); off += std::strlen(env_buf_.data() + off) + 1)
+                envp_[k++] = env_buf_.data() + off;
+            envp_[k] = nullptr;
+            envp = envp_.data();
+        }
         sigset_t none;
         sigemptyset(&none);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);
-        ::execvp(args[0], args.data());
+        ::execvpe(args[0], args.data(), envp);
         int err = errno;
         (void)!::write(st_w.get(), &err, sizeof(err));
         ::_exit(127);
     }
     go_ = std::move(go_w);
     status_ = std::move(st_r);
+    waiting().push_back(this);
+}
+
+bool Workload::set_exec_env(pid_t pid, const std::string& name, const std::string& value) {
+    for (Workload* w : waiting()) {
+        if (w->pid_ != pid || !w->go_) continue;
+        std::string def = name + "=" + value;
+        if (w->env_.size() + def.size() + 1 >= kEnvBytes) return false;
+        w->env_ += def;
+        w->env_ += '\0';
+        return true;
+    }
+    return false;
 }
 
 void Workload::release() {
-    char c = 1;
-    if (::write(go_.get(), &c, 1) != 1) throw Error::sys(errno, "cannot release the workload");
+    std::erase(waiting(), this);
+    std::string msg(1, env_.empty() ? 1 : 2);
+    if (!env_.empty()) {
+        const uint32_t len = uint32_t(env_.size());
+        msg.append(reinterpret_cast<const char*>(&len), sizeof(len));
+        msg += env_;
+    }
+    for (size_t done = 0; done < msg.size();) {
+        const ssize_t n = ::write(go_.get(), msg.data() + done, msg.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) throw Error::sys(errno, "cannot release the workload");
+        done += size_t(n);
+    }
     go_.reset();
     int err = 0;
     ssize_t n;
@@ -113,6 +192,7 @@ bool Workload::reap() {
 }
 
 Workload::~Workload() {
+    std::erase(waiting(), this);
     if (pid_ <= 0 || reap()) return;
     go_.reset();  // a child never released exits on EOF
     ::kill(pid_, SIGTERM);

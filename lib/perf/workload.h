@@ -25,6 +25,10 @@ public:
     Workload& operator=(const Workload&) = delete;
 
     pid_t pid() const { return pid_; }
+    // Sets NAME=VALUE in the environment the command is exec'd with (replacing the inherited
+    // one), for the workload of pid `pid` not released yet; false when there is none. The text
+    // goes to the waiting child with the release: it allocates nothing.
+    static bool set_exec_env(pid_t pid, const std::string& name, const std::string& value);
     // Lets the child exec; throws Error when the exec fails.
     void release();
     // Reaps the child if it exited (non-blocking). True once it has exited.
@@ -39,6 +43,11 @@ private:
     std::string name_;
     core::Fd go_;      // write end: one byte releases the child
     core::Fd status_;  // read end: errno of a failed exec, EOF after a successful one
+    std::string env_;  // NAME=VALUE\0... sent with the release (set_exec_env)
+    // The child's room, sized before the fork: the environment received, and the pointers of
+    // the environment it execs with.
+    std::vector<char> env_buf_;
+    std::vector<char*> envp_;
 };
 
 }  // namespace perfprof::perf

@@ -1,4 +1,6 @@
-"""kmemleak --user: the heap profile of a process from the outside (no LD_PRELOAD, no restart).
+"""kmemleak --user: the heap profile of a process, through the allocator agent in the process
+(preloaded into a launched command, injected into a running one) and through eBPF uprobes from
+the outside (--probes=ebpf): every case runs on both paths, with the same exact numbers.
 
 The `leaks` workload leaks exactly SMALL blocks of 48 bytes (leak_small_alloc <- leak_small_path
 <- main) and BIG blocks of 4096 bytes (leak_big_alloc <- leak_big_path <- main), keeps 5 blocks
@@ -26,6 +28,12 @@ FREES = 6 * 2 * ROUNDS
 GROUP_RE = re.compile(r"^(Leak of|In use) (\d+) bytes in (\d+) objects allocated from:$")
 FRAME_RE = re.compile(r"^    [0-9a-f]{16} (\S+?)(?:\+0x[0-9a-f]+)? \((.*)\)$")
 TOTAL_RE = re.compile(r"^TOTAL alloc (\d+) free (\d+)$", re.M)
+
+
+@pytest.fixture(params=["agent", "ebpf"])
+def probes(request):
+    """The path under test, as kmemleak --user's option."""
+    return "--probes=" + request.param
 
 
 def parse(out):
@@ -68,8 +76,8 @@ def check_leaks(out, allocs=ALLOCS, frees=FREES):
     return leaks
 
 
-def test_launched_reports_exactly_the_leaks(pp, workload):
-    rc, out, err = pp.run(["kmemleak", "--user", "--", workload("leaks"), str(SMALL), str(BIG), str(ROUNDS)],
+def test_launched_reports_exactly_the_leaks(pp, workload, probes):
+    rc, out, err = pp.run(["kmemleak", "--user", probes, "--", workload("leaks"), str(SMALL), str(BIG), str(ROUNDS)],
                           timeout=60)
     assert rc == 0 and err == "", err
     assert "leaks done" in out
@@ -91,12 +99,16 @@ def go(w):
     assert w.stdout.readline() == b"leaks done\n"
 
 
-def test_attached_to_a_running_process(pp, workload):
+def test_attached_to_a_running_process(pp, workload, probes):
     w = start_waiting(workload("leaks"), SMALL, BIG, ROUNDS)
     try:
-        b = pp.start_ready(["kmemleak", "--user", "-v", "-p", str(w.pid)])
+        b = pp.start_ready(["kmemleak", "--user", probes, "-v", "-p", str(w.pid)])
         go(w)
-        assert "[uprobes]" in open("/proc/%d/maps" % w.pid).read()  # what the SIGKILL test checks
+        maps = open("/proc/%d/maps" % w.pid).read()
+        if probes.endswith("ebpf"):
+            assert "[uprobes]" in maps  # what the SIGKILL test checks
+        else:
+            assert "perf-prof-heap.so" in maps and "[uprobes]" not in maps
         w.stdin.close()  # EOF: the workload exits, and perf-prof with it
         assert w.wait(30) == 0
         rc, out, err = b.finish(30)
@@ -107,10 +119,10 @@ def test_attached_to_a_running_process(pp, workload):
     check_leaks(out)
 
 
-def test_sigint_reports_a_live_process_and_leaves_it_running(pp, workload):
+def test_sigint_reports_a_live_process_and_leaves_it_running(pp, workload, probes):
     w = start_waiting(workload("leaks"), SMALL, BIG, ROUNDS)
     try:
-        b = pp.start_ready(["kmemleak", "--user", "-v", "-p", str(w.pid)])
+        b = pp.start_ready(["kmemleak", "--user", probes, "-v", "-p", str(w.pid)])
         go(w)
         b.send(signal.SIGINT)
         rc, out, err = b.finish(30)
@@ -126,12 +138,12 @@ def test_sigint_reports_a_live_process_and_leaves_it_running(pp, workload):
             w.kill()
 
 
-def test_than_reports_only_older_allocations(pp, workload):
+def test_than_reports_only_older_allocations(pp, workload, probes):
     leaks = workload("leaks")
     for than, expect in (("300ms", 2), ("3600s", 0)):
         w = start_waiting(leaks, SMALL, BIG, ROUNDS)
         try:
-            b = pp.start_ready(["kmemleak", "--user", "--than", than, "-v", "-p", str(w.pid)])
+            b = pp.start_ready(["kmemleak", "--user", probes, "--than", than, "-v", "-p", str(w.pid)])
             go(w)
             time.sleep(1.0)  # the leaks are made at once, then held
             b.send(signal.SIGINT)
@@ -173,30 +185,30 @@ def heap_checker_leaks(leaks, tcmalloc, perf_prof, tmp_path):
     return found
 
 
-def test_same_leaks_as_the_tcmalloc_heap_checker(pp, perf_prof, workload, tcmalloc, tmp_path):
+def test_same_leaks_as_the_tcmalloc_heap_checker(pp, perf_prof, workload, tcmalloc, tmp_path, probes):
     leaks = workload("leaks")
     theirs = heap_checker_leaks(leaks, tcmalloc, perf_prof, tmp_path)
-    rc, out, err = pp.run(["kmemleak", "--user", "--", leaks, str(SMALL), str(BIG), str(ROUNDS)], timeout=60)
+    rc, out, err = pp.run(["kmemleak", "--user", probes, "--", leaks, str(SMALL), str(BIG), str(ROUNDS)], timeout=60)
     assert rc == 0 and err == "", err
     ours = summary(parse(out)["Leak of"])
     assert theirs == ours == {"leak_big_alloc": (4096 * BIG, BIG), "leak_small_alloc": (48 * SMALL, SMALL)}
 
 
-def test_under_tcmalloc_its_own_entry_points_are_probed(pp, workload, tcmalloc):
+def test_under_tcmalloc_its_own_entry_points_are_probed(pp, workload, tcmalloc, probes):
     if asan_build(pp.path):
         pytest.skip("an ASan build of perf-prof cannot run with tcmalloc in LD_PRELOAD, which the workload inherits")
     env = dict(os.environ, LD_PRELOAD=tcmalloc)
-    rc, out, err = pp.run(["kmemleak", "--user", "--", workload("leaks"), str(SMALL), str(BIG), str(ROUNDS)],
-                          timeout=60, env=env)
+    rc, out, err = pp.run(["kmemleak", "--user", probes, "--", workload("leaks"), str(SMALL), str(BIG),
+                           str(ROUNDS)], timeout=60, env=env)
     assert rc == 0 and err == "", err
     assert "(tcmalloc, pid " in out
     assert summary(parse(out)["Leak of"]) == {"leak_big_alloc": (4096 * BIG, BIG),
                                               "leak_small_alloc": (48 * SMALL, SMALL)}, out
 
 
-def test_pprof_heap_profile_read_by_go_pprof(pp, workload, go_pprof, tmp_path):
+def test_pprof_heap_profile_read_by_go_pprof(pp, workload, go_pprof, tmp_path, probes):
     pb = str(tmp_path / "heap.pb.gz")
-    rc, out, err = pp.run(["kmemleak", "--user", "--pprof", pb, "--", workload("leaks"), str(SMALL), str(BIG),
+    rc, out, err = pp.run(["kmemleak", "--user", probes, "--pprof", pb, "--", workload("leaks"), str(SMALL), str(BIG),
                            str(ROUNDS)], timeout=60)
     assert rc == 0 and err == "", err
 
@@ -225,13 +237,14 @@ def tracefs_probes():
     return ""
 
 
-def test_sigkill_leaves_no_probe_behind(pp, workload):
+def test_sigkill_leaves_no_probe_behind(pp, workload, probes):
     """The probes are perf events owned by perf-prof's file descriptors: the kernel removes
-    them when it dies, even by SIGKILL; tracefs is never written."""
+    them when it dies, even by SIGKILL; tracefs is never written. The agent turns itself off
+    when perf-prof's heartbeat stops."""
     before = tracefs_probes()
     w = start_waiting(workload("leaks"), SMALL, BIG, ROUNDS)
     try:
-        b = pp.start_ready(["kmemleak", "--user", "-v", "-p", str(w.pid)])
+        b = pp.start_ready(["kmemleak", "--user", probes, "-v", "-p", str(w.pid)])
         b.kill()
         # No uprobe is left: its thousands of allocator calls hit none (a hit maps the
         # [uprobes] area into the process), and it completes normally.
@@ -248,6 +261,10 @@ def test_sigkill_leaves_no_probe_behind(pp, workload):
 @pytest.mark.parametrize("args, message", [
     (["kmemleak", "--user", "-p", "999999999"], r"999999999"),
     (["kmemleak", "--user"], r"--user.*-p PID or a command"),
+    (["kmemleak", "--user", "--probes=ebpf", "--call-graph", "dwarf", "-p", str(os.getpid())],
+     r"--call-graph dwarf needs the agent.*frame-pointer stacks only"),
+    (["kmemleak", "--user", "--probes=bpf", "-p", str(os.getpid())], r"--probes|probes' takes agent or ebpf"),
+    (["kmemleak", "--alloc", "kmem:kmalloc", "--free", "kmem:kfree", "--rate", "4096"], r"--rate goes with --user"),
 ])
 def test_bad_input_one_line(pp, args, message):
     before = tracefs_probes()
@@ -272,3 +289,22 @@ def test_process_without_an_allocator(pp, tmp_path):
         assert "no known allocator" in err and len(err.strip().splitlines()) == 1, err
     finally:
         b.kill()
+
+
+def test_a_threaded_command_runs_and_its_threads_allocations_are_seen(pp, workload, probes):
+    """The process's threads are created as without perf-prof (an inherited uprobe event made
+    every pthread_create fail), and what they allocate is recorded: 4 threads x (1000 malloc/free
+    pairs + 2 blocks of 200 bytes kept), besides glibc's own block per thread (its TLS vector)."""
+    rc, out, err = pp.run(["kmemleak", "--user", probes, "--", workload("heap_threads"), "4", "1000", "2"],
+                          timeout=60)
+    assert rc == 0 and err == "", err
+    assert "heap_threads done" in out, out
+    m = TOTAL_RE.search(out)
+    # Frees: the eBPF path counts glibc's own at thread exit too (ld.so calls free through a
+    # pointer of its own, which no preloaded symbol replaces).
+    assert m and int(m.group(1)) == 4 * (1000 + 2) + 4 and int(m.group(2)) >= 4 * 1000, out
+    in_use = {}
+    for nbytes, objects, frames in parse(out)["In use"]:
+        if frames and frames[0] == "worker":
+            in_use["worker"] = (in_use.get("worker", (0, 0))[0] + nbytes, in_use.get("worker", (0, 0))[1] + objects)
+    assert in_use == {"worker": (4 * 2 * 200, 4 * 2)}, out

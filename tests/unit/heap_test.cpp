@@ -68,6 +68,34 @@ TEST(HeapReachability, UnreadableRegionsAreSkipped) {
     EXPECT_TRUE(mark_reachable({}, {{0x1000, 0x2000}}, m.reader()).empty());
 }
 
+TEST(HeapReachability, GlibcNextChunkHeaderIsNoPointerIntoTheBlock) {
+    // A block of 1000 bytes lies in a chunk of 1008 starting 16 bytes before it: the next
+    // chunk's header starts at +992, inside the block. The arena's pointer to that header
+    // (its top chunk) does not reach the block; with a plain layout it does, as any inner
+    // pointer would.
+    FakeMemory m;
+    const std::vector<Block> blocks = {{0x100100, 1000}, {0x100600, 300}};
+    m.put(0x1010, 0x100100 + 992);
+    m.put(0x1018, 0x100600 - 16 + 320);  // a 300-byte block's next header lies past its end
+    m.put(0x1020, 0x100600 + 200);       // a real inner pointer
+    EXPECT_EQ(mark(m, blocks), (std::vector<bool>{false, true}));
+    EXPECT_EQ(mark_reachable(blocks, {{0x1000, 0x2000}}, m.reader(), {}, HeapLayout::Plain),
+              (std::vector<bool>{true, true}));
+}
+
+TEST(HeapReachability, GlibcChunkSlackIsNoRoot) {
+    // A block of 300 bytes lies in a chunk of 320, usable up to +312: the word at +304 is
+    // slack, holding a stale pointer of an earlier block, and no root.
+    FakeMemory m;
+    const std::vector<Block> blocks = {{0x100100, 300}, {0x100400, 64}};
+    m.put(0x100100 + 304, 0x100400);
+    EXPECT_EQ(mark(m, blocks), (std::vector<bool>{false, false}));
+    EXPECT_EQ(mark_reachable(blocks, {{0x100000, 0x200000}}, m.reader(), {}, HeapLayout::Plain),
+              (std::vector<bool>{false, true}));
+    m.put(0x100100 + 312, 0x100400);  // past the usable bytes: a root again
+    EXPECT_EQ(mark(m, blocks), (std::vector<bool>{false, true}));
+}
+
 TEST(HeapAllocator, GlibcFromLibcWithExit) {
     const std::string libc = "/lib/x86_64-linux-gnu/libc.so.6";
     Allocator a = choose_allocator({"/usr/bin/env", libc});
