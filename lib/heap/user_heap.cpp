@@ -343,19 +343,21 @@ private:
         }
     }
 
-    // The blocks freed since the attach, for the scan. The agent gives no size for a block
-    // allocated before the attach: under glibc its chunk's size word (still there, the process
-    // stopped) says how much memory the free gave back; else it is left out.
+    // The blocks freed since the attach, for the scan. Under glibc each one's chunk size word
+    // (still there, the process stopped) says how much memory the free gave back: the agent
+    // gives no size for a block allocated before the attach (left out elsewhere), and a chunk
+    // can be larger than the size asked for.
     std::vector<Block> freed_blocks(const ReadMemory& read, bool glibc) {
         std::vector<Block> out = src_->freed();
         std::erase_if(out, [&](Block& b) {
-            if (b.size) return false;
             uint64_t word = 0;
-            if (!glibc || !read(b.addr - 8, &word, sizeof(word))) return true;
+            if (!glibc || !read(b.addr - 8, &word, sizeof(word))) return b.size == 0;
             const uint64_t chunk = word & ~uint64_t(7);
             // Not a chunk of its own mapping (unmapped by the free), and plausible.
-            if ((word & 2) || chunk < 32 || (chunk & 15) || chunk > (uint64_t(1) << 40)) return true;
-            b.size = chunk - 8;
+            if ((word & 2) || chunk < 32 || (chunk & 15) || chunk > (uint64_t(1) << 40)) return b.size == 0;
+            // The whole chunk is free: a block's chunk can be larger than its size asked for
+            // (a remainder too small to split off stays with it), and its tail keeps stale words.
+            b.size = std::max(b.size, chunk - 8);
             return false;
         });
         return out;

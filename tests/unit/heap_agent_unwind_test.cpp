@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 #include <libelf.h>
 #include <link.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -458,3 +459,35 @@ TEST(HeapAgentUnwind, ConcurrentWalksWhileInvalidated) {
 }
 
 }  // namespace
+
+// pph_unwind_sp: the same pcs as pph_unwind, and each frame's stack pointer beside its pc: the
+// walk's start first, then growing (each caller's frame lies above its callee's), every one on
+// this thread's stack, the last below the stack's top.
+extern "C" WITH_FRAME_POINTER __attribute__((noinline)) int capture_sps(uint64_t* pcs, uint64_t* sps, int max,
+                                                                      uint64_t* start_sp) {
+    const pph_frame f = PPH_CALLER_FRAME();
+    *start_sp = f.sp;
+    const int n = pph_unwind_sp(f, pcs, sps, max);
+    __asm__ volatile("" ::: "memory");
+    return n;
+}
+
+TEST(HeapAgentUnwind, StackPointersBesidePcs) {
+    uint64_t pcs[kMax], sps[kMax], plain[kMax], start = 0;
+    const int n = capture_sps(pcs, sps, kMax, &start);
+    const int m = capture_ours(plain, kMax);
+    ASSERT_GE(n, 3);
+    EXPECT_EQ(n, m);
+    for (int i = 1; i < n; i++) EXPECT_EQ(pcs[i], plain[i]) << "frame " << i;  // [0]: two call sites
+    EXPECT_EQ(sps[0], start);
+    const uint64_t here = reinterpret_cast<uint64_t>(__builtin_frame_address(0));
+    EXPECT_LT(sps[0], here);  // the test's own frame lies above capture_sps's
+    for (int i = 1; i < n; i++) EXPECT_GT(sps[i], sps[i - 1]) << "frame " << i;
+    pthread_attr_t a;
+    void* low = nullptr;
+    size_t size = 0;
+    ASSERT_EQ(pthread_getattr_np(pthread_self(), &a), 0);
+    pthread_attr_getstack(&a, &low, &size);
+    pthread_attr_destroy(&a);
+    EXPECT_LE(sps[n - 1], reinterpret_cast<uint64_t>(low) + size);
+}

@@ -155,9 +155,35 @@ static void on_fork_child(void) {
     g_dead = 1;
 }
 
+/* A leak check (full mode, exit scan): the stack of a thread that ends is dead below this frame,
+ * but glibc keeps it for the next thread (zeroing all but the 16 KiB below its last frame), and
+ * the leak scan would take the pointers left there as roots: valgrind, which makes a stack's
+ * memory unaddressable as it shrinks, does not. So the agent zeroes that part (the stack's
+ * bounds from pthread_getattr_np, whose own malloc passes through the guard). */
+static void scrub_dead_stack(struct pph_tls* t) {
+    const struct pph_header* h = pph_rs.h;
+    if (!h || h->mode != PPH_FULL || !(h->flags & PPH_F_EXIT_SCAN)) return;
+    pthread_attr_t a;
+    t->guard = 1;
+    const int got = pthread_getattr_np(pthread_self(), &a);
+    void* low = 0;
+    size_t size = 0;
+    if (!got) {
+        pthread_attr_getstack(&a, &low, &size);
+        pthread_attr_destroy(&a);
+    }
+    t->guard = 0;
+    const uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    const uintptr_t lo = (uintptr_t)low, end = sp - 512; /* this call's own frames stay */
+    if (got || !size || sp <= lo + 512 || sp > lo + size) return;
+    const uintptr_t from = end - lo > 65536 ? end - 65536 : lo; /* glibc zeroes the rest */
+    memset((void*)from, 0, end - from);
+}
+
 static void flush_at_thread_exit(void* v) {
     (void)v;
     pph_flush_counts(&pph_t);
+    scrub_dead_stack(&pph_t);
 }
 
 /* Maps the channel and starts recording. 0; or -1 (with the header's error set when it could be
@@ -327,6 +353,28 @@ __attribute__((constructor)) static void preload_init(void) {
 /* At exit, a late destructor: perf-prof's leak scan reads the process while this thread waits
  * (futex on scan_done, in 100 ms slices), never longer than PPH_EXIT_SCAN_TIMEOUT_NS, and no
  * longer once perf-prof is gone or asks to detach. */
+/* Where the scan of the exiting thread's stack starts: the stack pointer of exit()'s caller, as
+ * the call left it. What lies below is exit()'s own frames (the destructors', the loader's, this
+ * one), laid where the program's calls (and the agent's hooks) left stale copies of pointers that
+ * are dead: valgrind, scanning after the process has run its course, sees none of them. Found by
+ * walking this thread's stack up to the frame in libc's exit(); this function's own stack
+ * pointer when that frame is not found. */
+__attribute__((noinline)) static uint64_t exit_caller_sp(void) {
+    uint64_t here;
+    __asm__ volatile("mov %%rsp, %0" : "=r"(here));
+    void* exit_fn = dlsym(RTLD_DEFAULT, "exit");
+    Dl_info info;
+    const ElfW(Sym)* sym = 0;
+    if (!exit_fn || !dladdr1(exit_fn, &info, (void**)&sym, RTLD_DL_SYMENT) || !sym || !sym->st_size) return here;
+    const uint64_t lo = (uint64_t)(uintptr_t)info.dli_saddr, hi = lo + sym->st_size;
+    enum { kFrames = 64 };
+    uint64_t pcs[kFrames], sps[kFrames];
+    const int n = pph_unwind_sp(PPH_CALLER_FRAME(), pcs, sps, kFrames);
+    for (int i = 0; i + 1 < n; i++)
+        if (pcs[i] > lo && pcs[i] <= hi) return sps[i + 1];
+    return here;
+}
+
 __attribute__((destructor(101))) static void exit_scan(void) {
     struct pph_tls* t = &pph_t;
     struct pph_header* h = pph_rs.h;
@@ -336,8 +384,7 @@ __attribute__((destructor(101))) static void exit_scan(void) {
     pph_flush_counts(t);
     if ((h->flags & PPH_F_EXIT_SCAN) && h->mode == PPH_FULL && !profiler_gone(h) &&
         !__atomic_load_n(&h->detach, __ATOMIC_ACQUIRE)) {
-        uint64_t sp;
-        __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+        const uint64_t sp = exit_caller_sp();
         __atomic_store_n(&h->exit_tid, (uint32_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
         __atomic_store_n(&h->exit_sp, sp, __ATOMIC_RELAXED);
         __atomic_store_n(&h->exit_state, PPH_EXIT_WAITING, __ATOMIC_RELEASE);

@@ -194,7 +194,8 @@ void pph_flush_counts(struct pph_tls* t) {
     t->n_alloc = t->n_free = 0;
 }
 
-/* A thread's first recorded call: its sampler is seeded, its counts flushed when it ends. */
+/* A thread's first recorded call: its sampler is seeded, its counts flushed (and, full mode, its
+ * dead stack scrubbed) when it ends. */
 static void thread_start(struct pph_tls* t) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -238,6 +239,8 @@ void pph_record_alloc(void* p, uint64_t size, int fn, uint64_t pc, uint64_t sp, 
             pph_check_live();
             if (!__atomic_load_n(&pph_on, __ATOMIC_RELAXED)) return;
         }
+        /* The thread's end is seen (agent.c: its dead stack is scrubbed for the leak scan). */
+        if (PPH_UNLIKELY(!t->started)) thread_start(t);
         __atomic_fetch_add(&hd->calls_alloc, 1, __ATOMIC_RELAXED);
     }
     const struct pph_frame caller = {pc, sp, bp};

@@ -401,13 +401,17 @@ void pph_unwind_invalidate(void) {
 
 /* ------------------------------------------------------------------ the walk */
 
-int pph_unwind(struct pph_frame start, uint64_t* out, int max) {
+/* The walk; `sps` (when not 0) gets each frame's stack pointer beside its pc. Inlined into both
+ * entries, so that the plain walk does not test `sps` per frame. */
+static inline __attribute__((always_inline)) int walk(struct pph_frame start, uint64_t* out, uint64_t* sps,
+                                                      int max) {
     if (max <= 0) return 0;
     if (start.sp < 4096) max = 1; /* no stack to read */
     uint64_t ra = start.pc, sp = start.sp, bp = start.bp;
     int bp_known = 1, after_signal = 0, rechecks = 0, cached;
     int n = 0;
     uint64_t hits = 0, misses = 0;
+    if (sps) sps[n] = sp;
     out[n++] = ra;
     while (n < max) {
         /* A return address's call lies before it: its rule is looked up inside the call. An
@@ -453,6 +457,7 @@ int pph_unwind(struct pph_frame start, uint64_t* out, int max) {
                     bp_known = 1;
                     sp = new_sp;
                     if (ra - 1 >= (1ull << 48) - 1) break;
+                    if (sps) sps[n] = sp;
                     out[n++] = ra;
                     after_signal = 1;
                     continue;
@@ -479,6 +484,7 @@ int pph_unwind(struct pph_frame start, uint64_t* out, int max) {
         sp = cfa;
         /* 0 ends the chain; above 2^48 is no user code address (nor a cache key). */
         if (ra - 1 >= (1ull << 48) - 1) break;
+        if (sps) sps[n] = sp;
         out[n++] = ra;
         after_signal = flags & PPH_RULE_SIGNAL;
     }
@@ -488,4 +494,12 @@ int pph_unwind(struct pph_frame start, uint64_t* out, int max) {
     c->hits += hits;
     if (++c->walks >= FLUSH_WALKS) flush_counts(c);
     return n;
+}
+
+int pph_unwind(struct pph_frame start, uint64_t* out, int max) {
+    return walk(start, out, 0, max);
+}
+
+int pph_unwind_sp(struct pph_frame start, uint64_t* out, uint64_t* sps, int max) {
+    return walk(start, out, sps, max);
 }

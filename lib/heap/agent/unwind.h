@@ -33,6 +33,11 @@ struct pph_frame {
  * (inside the call instruction). */
 int pph_unwind(struct pph_frame start, uint64_t* out, int max);
 
+/* The same, with each frame's stack pointer in sps[] beside its pc in out[]: sps[0] = start.sp,
+ * and sps[i] the stack pointer of the frame that out[i] returns into (its caller's, as the call
+ * left it). */
+int pph_unwind_sp(struct pph_frame start, uint64_t* out, uint64_t* sps, int max);
+
 /* The start of the walk for the function that calls this macro, as seen from its caller: the
  * caller's return address, stack pointer after the return, and rbp. The function using it must
  * be compiled with frame pointers (-fno-omit-frame-pointer) and not be inlined. */
