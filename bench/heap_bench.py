@@ -393,6 +393,7 @@ def main():
     ap.add_argument("--calls", type=int, default=1000000, help="malloc-family calls of the workload")
     ap.add_argument("--repeat", type=int, default=3, help="runs of every row (medians reported)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    ap.add_argument("--only", default="", help="only the rows whose tool name contains this (e.g. agent)")
     args = ap.parse_args()
     if args.calls < 1000 or args.repeat < 1:
         ap.error("--calls must be >= 1000 and --repeat >= 1")
@@ -428,6 +429,7 @@ def main():
         else:
             plan.append(((name, "launch"), "n/a (libtcmalloc.so.4 or the symbolizer not installed)"))
 
+    plan = [(key, how) for key, how in plan if args.only in key[0]]
     print(f"bench: workload {os.path.basename(args.workload)}: {args.calls:,} malloc-family calls, leaks "
           f"{LEAKED[0]:,} bytes in {LEAKED[1]} objects, {REACHABLE[0]:,} bytes in {REACHABLE[1]} objects still "
           f"reachable; {args.repeat} run(s) per row; perf-prof {shown}; load average {os.getloadavg()[0]:.2f}")

@@ -7,6 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "workload.h"
+
 void* _Znwm(size_t n);    // operator new(size_t)
 void* _Znam(size_t n);    // operator new[](size_t)
 void _ZdlPv(void* p);     // operator delete(void*)
@@ -42,11 +44,6 @@ __attribute__((noinline)) void churn_new(void) {
         _ZdaPv(b);
         _ZdlPv(a);
     }
-}
-
-static void wait_stdin(void) {
-    char c;
-    if (read(0, &c, 1) < 0) _exit(1);
 }
 
 int main(int argc, char** argv) {

@@ -22,6 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "workload.h"
+
 void* volatile sink;
 
 // Where the leaked blocks' addresses were written: freed before exit.
@@ -145,11 +147,6 @@ __attribute__((noinline)) void churn(int rounds) {
         free(b);
         free(a);
     }
-}
-
-static void wait_stdin(void) {
-    char c;
-    if (read(0, &c, 1) < 0) _exit(1);
 }
 
 int main(int argc, char** argv) {

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "workload.h"
+
 void* volatile sink;
 static int hold[2];  // the workers block reading this pipe, which nobody writes
 static int started[2];
@@ -45,11 +47,6 @@ __attribute__((noinline)) void* leak_and_end(void* arg) {
         sink = NULL;
     }
     return NULL;
-}
-
-static void wait_stdin(void) {
-    char c;
-    if (read(0, &c, 1) < 0) _exit(1);
 }
 
 int main(int argc, char** argv) {
