@@ -252,13 +252,14 @@ TEST(HeapAgentUnwind, ThroughLibcQsort) {
     const int sorter = frame_in(c, reinterpret_cast<const void*>(&sort_some));
     ASSERT_GT(sorter, 1) << "the walk did not get past qsort";
     // Between the comparator and sort_some lie libc's frames (the sanitizers' runtime's instead,
-    // where it replaces qsort).
+    // clang's or gcc's libasan, where it replaces qsort).
     int in_libc = 0;
     for (int i = 1; i < sorter; i++) {
         Dl_info info;
         if (!dladdr(reinterpret_cast<void*>(c.ours[i]), &info) || !info.dli_fname) continue;
         const std::string object = info.dli_fname;
-        in_libc += object.find("libc.so") != std::string::npos || object.find("libclang_rt") != std::string::npos;
+        in_libc += object.find("libc.so") != std::string::npos || object.find("libclang_rt") != std::string::npos ||
+                   object.find("libasan") != std::string::npos;
     }
     EXPECT_GT(in_libc, 0);
 }
