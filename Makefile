@@ -363,7 +363,7 @@ fuzz: $(FUZZ_BINS)
 # vs google-pprof's symbolization of the same 1,000 addresses (bench/serve_bench.py) ----
 bench: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/bench/pingpong $(BUILD)/bench/spin $(BUILD)/bench/nofp \
-	    $(BUILD)/bench/cfi_bench
+	    $(BUILD)/bench/cfi_bench $(BUILD)/bench/agent_unwind_bench
 	/usr/bin/python3 bench/trace_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
 	/usr/bin/python3 bench/task_state_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
 	/usr/bin/python3 bench/multi_trace_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
@@ -380,6 +380,7 @@ bench: deps
 	/usr/bin/python3 bench/serve_bench.py --perf-prof ./perf-prof --target $(BUILD)/workloads/hotab
 	/usr/bin/python3 bench/heap_bench.py --perf-prof ./perf-prof
 	/usr/bin/python3 bench/heap_sampled_bench.py --perf-prof ./perf-prof
+	$(BUILD)/bench/agent_unwind_bench
 
 # Ten minutes of trace, profile -g, task-state, multi-trace and kmemleak at once under load: each
 # one's RSS every 30 s, flat after the first minute (bench/soak.py; not part of bench).
