@@ -15,22 +15,15 @@
 #include <memory>
 
 #include "heap/agent/unwind_cfi.h"
+#include "tests/fuzz/fuzz_input.h"
 
 namespace {
 
 [[noreturn]] void broken(const char* what) {
-    std::fprintf(stderr, "agent_cfi_fuzz: %s\n", what);
-    std::abort();
+    fuzz::broken("agent_cfi_fuzz", what);
 }
 
-uint64_t take(const uint8_t*& p, size_t& n, size_t bytes) {
-    uint64_t v = 0;
-    const size_t k = bytes < n ? bytes : n;
-    std::memcpy(&v, p, k);
-    p += k;
-    n -= k;
-    return v;
-}
+using fuzz::take;
 
 void check(int rc, const pph_rule& r) {
     if (rc < PPH_CFI_OK || rc > PPH_CFI_BAD) broken("an answer out of range");

@@ -30,24 +30,17 @@
 #include "perf-prof/sample.h"
 #include "unwind/cfi_table.h"
 #include "unwind/unwinder.h"
+#include "tests/fuzz/fuzz_input.h"
 
 using namespace perfprof::unwind;
 
 namespace {
 
 [[noreturn]] void broken(const char* what) {
-    std::fprintf(stderr, "unwind_fuzz: %s\n", what);
-    std::abort();
+    fuzz::broken("unwind_fuzz", what);
 }
 
-uint64_t take(const uint8_t*& p, size_t& n, size_t bytes) {
-    uint64_t v = 0;
-    const size_t k = bytes < n ? bytes : n;
-    std::memcpy(&v, p, k);
-    p += k;
-    n -= k;
-    return v;
-}
+using fuzz::take;
 
 void check_row(CfiTable& t, uint64_t pc) {
     const Row* r = t.find(pc);
