@@ -23,8 +23,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The real path, as the process's /proc entries name it (the sanitizer build's workloads are a
+// symlink).
 std::string workload(const std::string& name) {
-    std::string p = (fs::path(perfprof::test::self_exe()).parent_path() / "workloads" / name).string();
+    std::string p =
+        fs::weakly_canonical(fs::path(perfprof::test::self_exe()).parent_path() / "workloads" / name).string();
     EXPECT_TRUE(fs::exists(p)) << p << " missing: `make all` builds it";
     return p;
 }

@@ -30,8 +30,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The real path: /proc/PID/maps names the file so (the sanitizer build's workloads are a symlink).
 std::string workload(const std::string& name) {
-    return (fs::path(perfprof::test::self_exe()).parent_path() / "workloads" / name).string();
+    return fs::weakly_canonical(fs::path(perfprof::test::self_exe()).parent_path() / "workloads" / name).string();
 }
 
 // perf-prof-heap.so: beside the test binary (a SAN build's), else at the repository's root.
