@@ -107,6 +107,11 @@ Workload::Workload(const std::vector<std::string>& argv) : name_(argv.at(0)) {
         // when perf-prof gives up (the stop signal that used to end a waiting child is blocked).
         ::close(go_w.get());
         ::close(st_r.get());
+        // Ready: perf-prof opens the command's events only after this, so that none of them
+        // counts these system calls of ours (a delayed child closed its copies after its events
+        // were on: one more close() for multi-trace's syscalls than perf stat saw).
+        const char ready = 0;
+        (void)!::write(st_w.get(), &ready, 1);
         char c;
         ssize_t n;
         do n = ::read(go_r.get(), &c, 1);
@@ -142,6 +147,11 @@ Workload::Workload(const std::vector<std::string>& argv) : name_(argv.at(0)) {
     }
     go_ = std::move(go_w);
     status_ = std::move(st_r);
+    // The child's ready byte (EOF if it died before it).
+    char ready;
+    ssize_t r;
+    do r = ::read(status_.get(), &ready, 1);
+    while (r < 0 && errno == EINTR);
     waiting().push_back(this);
 }
 
