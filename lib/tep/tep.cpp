@@ -1,14 +1,25 @@
 #include "tep/tep.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "perf-prof/error.h"
 #include "tep/tracefs.h"
 
 namespace perfprof::tep {
+
+namespace {
+
+// A name that can only mean one directory entry (never "." or "..", never a path).
+bool plain_name(const std::string& s) {
+    return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos;
+}
+
+}  // namespace
 
 bool read_common(const void* raw, uint32_t size, CommonFields& out) {
     if (!raw || size < sizeof(CommonFields)) return false;
@@ -17,6 +28,15 @@ bool read_common(const void* raw, uint32_t size, CommonFields& out) {
 }
 
 Tep::Tep() {
+    init();
+}
+
+Tep::Tep(std::string events_dir) : events_dir_(std::move(events_dir)) {
+    if (events_dir_.empty()) throw Error("no events directory given for the tracepoint formats");
+    init();
+}
+
+void Tep::init() {
     tep_.reset(tep_alloc());
     if (!tep_) throw Error("out of memory allocating the trace-event parser");
     // libtraceevent reports parse problems and plugin loading on stderr by default; a normal
@@ -36,13 +56,32 @@ Tep::~Tep() {
     if (plugins_) tep_unload_plugins(plugins_, tep_.get());
 }
 
+const std::string& Tep::events_dir() {
+    if (events_dir_.empty()) events_dir_ = tracefs_dir() + "/events";
+    return events_dir_;
+}
+
+bool Tep::has_event(const std::string& sys, const std::string& name) {
+    if (!plain_name(sys) || !plain_name(name)) return false;
+    const std::string dir = events_dir() + "/" + sys + "/" + name;
+    struct stat st;
+    return ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && ::stat((dir + "/id").c_str(), &st) == 0 &&
+           S_ISREG(st.st_mode) && ::access((dir + "/format").c_str(), R_OK) == 0;
+}
+
+std::string Tep::format_text(const std::string& sys, const std::string& name) {
+    return read_file(events_dir() + "/" + sys + "/" + name + "/format");
+}
+
+std::vector<std::string> Tep::event_names() {
+    return tracepoints_in(events_dir());
+}
+
 tep_event* Tep::event(std::string_view sys, std::string_view name) {
     std::string s(sys), n(name);
     if (tep_event* ev = tep_find_event_by_name(tep_.get(), s.c_str(), n.c_str())) return ev;
-    const std::string& dir = tracefs_dir();
-    std::string path = dir + "/events/" + s + "/" + n + "/format";
-    if (s.empty() || n.empty() || s.find('/') != std::string::npos || n.find('/') != std::string::npos ||
-        ::access(path.c_str(), R_OK) != 0)
+    std::string path = events_dir() + "/" + s + "/" + n + "/format";
+    if (!plain_name(s) || !plain_name(n) || ::access(path.c_str(), R_OK) != 0)
         throw Error(s + ":" + n + " not found", "see 'perf-prof list' for the tracepoints of this kernel");
     std::string fmt = read_file(path);
     if (tep_parse_event(tep_.get(), fmt.data(), fmt.size(), s.c_str()) != TEP_ERRNO__SUCCESS)

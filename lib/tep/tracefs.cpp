@@ -61,10 +61,14 @@ const std::string& tracefs_dir() {
 }
 
 std::vector<std::string> tracepoint_list() {
+    return tracepoints_in(tracefs_dir() + "/events");
+}
+
+std::vector<std::string> tracepoints_in(const std::string& events_dir) {
     namespace fs = std::filesystem;
     std::vector<std::string> out;
     std::error_code ec;
-    for (const auto& sys : fs::directory_iterator(tracefs_dir() + "/events", ec)) {
+    for (const auto& sys : fs::directory_iterator(events_dir, ec)) {
         if (!sys.is_directory(ec)) continue;
         std::error_code ec2;
         for (const auto& ev : fs::directory_iterator(sys.path(), ec2))
