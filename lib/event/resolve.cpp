@@ -19,6 +19,7 @@
 #include "perf-prof/error.h"
 #include "perf-prof/profiler.h"
 #include "sym/object.h"
+#include "tep/tep.h"
 #include "tep/tracefs.h"
 
 namespace perfprof::event {
@@ -73,23 +74,17 @@ bool exists(const std::string& path, bool dir) {
     return ::stat(path.c_str(), &st) == 0 && (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode));
 }
 
-// A name that can only mean one directory entry of tracefs/events (never "..", never a path).
-bool plain_name(const std::string& s) {
-    return !s.empty() && s != "." && s != ".." && s.find('/') == std::string::npos;
-}
-
-// §2.3 step 1 (same test as `perf-prof list`: a directory with an `id` file).
-bool tracepoint_exists(const std::string& sys, const std::string& name) {
-    if (!plain_name(sys) || !plain_name(name)) return false;
-    std::string dir = tep::tracefs_dir() + "/events/" + sys + "/" + name;
-    return exists(dir, true) && exists(dir + "/id", false) && ::access((dir + "/format").c_str(), R_OK) == 0;
+// §2.3 step 1 (same test as `perf-prof list`: a directory with an `id` file), in the Tep's
+// events directory: tracefs's, or recorded formats under test.
+bool tracepoint_exists(tep::Tep& tep, const std::string& sys, const std::string& name) {
+    return tep.has_event(sys, name);
 }
 
 // Step 1 for k/uprobe words: a tracepoint group named "kprobe" would win, but a kernel without
 // tracefs can still open perf probes, so tracefs problems do not stop them.
-bool probe_is_tracepoint(const std::string& sys, const std::string& name) {
+bool probe_is_tracepoint(tep::Tep& tep, const std::string& sys, const std::string& name) {
     try {
-        return tracepoint_exists(sys, name);
+        return tracepoint_exists(tep, sys, name);
     } catch (const Error&) {
         return false;
     }
@@ -103,7 +98,7 @@ void resolve_tracepoint(Resolved& r, tep::Tep& tep) {
     r.attr.size = sizeof(perf_event_attr);
     r.attr.config = static_cast<uint64_t>(r.tp->id);
     r.fields = tracepoint_fields(*r.tp);
-    r.format = tep::read_file(tep::tracefs_dir() + "/events/" + it.sys + "/" + it.name + "/format");
+    r.format = tep.format_text(it.sys, it.name);
 }
 
 // The probe word as the user wrote it, for messages.
@@ -184,8 +179,8 @@ void make_nested(Resolved& r, std::string profiler) {
     check_nested_attrs(it);
 }
 
-[[noreturn]] void not_found(const EventItem& it) {
-    const std::string guess = core::nearest(it.sys + ":" + it.name, tep::tracepoint_list());
+[[noreturn]] void not_found(const EventItem& it, tep::Tep& tep) {
+    const std::string guess = core::nearest(it.sys + ":" + it.name, tep.event_names());
     throw Error(
         it.sys + ":" + it.name + " not found" + (guess.empty() ? "" : " (did you mean " + guess + "?)"),
         "see 'perf-prof list' for the tracepoints of this kernel");
@@ -312,18 +307,18 @@ Resolved resolve_event(const EventItem& item, tep::Tep& tep, const std::vector<s
         case Kind::Profiler:
             return r;  // parse_event_list checked the name and the attributes
         case Kind::Tracepoint: {
-            if (tracepoint_exists(item.sys, item.name)) {
+            if (tracepoint_exists(tep, item.sys, item.name)) {
                 resolve_tracepoint(r, tep);
                 return r;
             }
             if (const MergedEvent* m = merged_event(item.sys, item.name);
-                m && tracepoint_exists(item.sys, std::string(m->name))) {
+                m && tracepoint_exists(tep, item.sys, std::string(m->name))) {
                 r.item = as_merged(item, *m);
                 resolve_tracepoint(r, tep);
                 const std::vector<filter::Field>& f = r.fields;
                 if (std::none_of(f.begin(), f.end(),
                                  [&](const filter::Field& x) { return x.name == m->field; }))
-                    not_found(item);
+                    not_found(item, tep);
                 r.merged_from = item.sys + ":" + item.name;
                 return r;
             }
@@ -333,12 +328,12 @@ Resolved resolve_event(const EventItem& item, tep::Tep& tep, const std::vector<s
             if (contains(profilers, whole))
                 make_nested(r, whole);
             else
-                not_found(item);
+                not_found(item, tep);
             return r;
         }
         case Kind::Kprobe:
         case Kind::Kretprobe:
-            if (probe_is_tracepoint(item.sys, item.name))
+            if (probe_is_tracepoint(tep, item.sys, item.name))
                 resolve_tracepoint(r, tep);
             else
                 resolve_kprobe(r);
@@ -349,7 +344,7 @@ Resolved resolve_event(const EventItem& item, tep::Tep& tep, const std::vector<s
             resolve_uprobe(r);
             return r;
     }
-    not_found(item);
+    not_found(item, tep);
 }
 
 namespace {
@@ -372,7 +367,7 @@ void check_cpus_attr(const EventItem& item) {
 std::vector<Resolved> resolve_event_list(std::string_view list, tep::Tep& tep, int verbose) {
     std::string text(list);
     if (has_glob(text)) {
-        std::string expanded = expand_wildcards(text, tep::tracepoint_list());
+        std::string expanded = expand_wildcards(text, tep.event_names());
         if (verbose > 0) std::printf("Wildcard expansion: '%s' -> '%s'\n", text.c_str(), expanded.c_str());
         text = std::move(expanded);
     }
