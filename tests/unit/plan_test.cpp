@@ -291,5 +291,27 @@ TEST(Plan, KmemleakPointerExpressions) {
     EXPECT_NE(msg.find("ptr attribute is not set"), std::string::npos) << msg;
 }
 
+// ---- profile (no tracepoint: the plan needs no format) ----
+
+TEST(Plan, ProfileOneSampledCounter) {
+    PlanContext ctx({"profile", "-F", "99"});
+    EventPlan p = ctx.plan();
+    ASSERT_EQ(p.events.size(), 1u);
+    const EventSpec& e = p.events[0];
+    EXPECT_EQ(e.kind, EventKind::Other);
+    EXPECT_EQ(e.attr.sample_type,
+              uint64_t(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_READ));
+    EXPECT_TRUE(e.attr.type == PERF_TYPE_HARDWARE || e.attr.type == PERF_TYPE_SOFTWARE) << e.attr.type;
+    EXPECT_TRUE(e.name == "ref-cycles" || e.name == "cpu-cycles" || e.name == "cpu-clock") << e.name;
+
+    PlanContext g({"profile", "-F", "99", "-g", "--exclude-user"});
+    EventPlan pg = g.plan();
+    ASSERT_EQ(pg.events.size(), 1u);
+    EXPECT_TRUE(pg.events[0].attr.sample_type & PERF_SAMPLE_CALLCHAIN);
+    EXPECT_TRUE(pg.events[0].attr.exclude_user);
+    EXPECT_NE(plan_error({"profile", "-F", "99", "--exclude-user", "--exclude-kernel"}).find("leave nothing"),
+              std::string::npos);
+}
+
 }  // namespace
 }  // namespace perfprof::unit
