@@ -112,153 +112,27 @@ public:
     EventPlan plan() override {
         const Options& opt = ctx_.options();
         const MultiTraceOptions& own = opt.own_as<MultiTraceOptions>();
-        impl_name_ = own.impl;
-        if (impl_name_ == "call" || impl_name_ == "call-delay")
-            throw Error::usage("Only nested-trace can enable --impl " + impl_name_ + ".");
-        if (impl_name_ != "delay" && impl_name_ != "pair" && impl_name_ != "kmemprof" &&
-            impl_name_ != "syscalls")
-            throw Error::usage("--impl " + impl_name_ + " not implemented");
-        cycle_ = own.cycle;
-        if (cycle_ && impl_name_ != "delay") {
-            // SPEC §10 #28: turned off, said only with -v.
-            if (opt.verbose > 0) std::printf("--cycle works with --impl delay only: turned off\n");
-            cycle_ = false;
-        }
+        choose_impl(opt, own);
         verbose_ = opt.verbose;
-        const bool user = opt.user_callchain.value_or(false), kernel = opt.kernel_callchain.value_or(true);
 
         EventPlan p;
-        bool stacks = false, untraced = false, key_exprs = !own.key.empty();
-        std::vector<std::vector<pairing::TraceEvent*>> positions;  // traced events per position
-        for (size_t list = 0; list < opt.events.size(); list++) {
-            std::vector<event::Resolved> resolved =
-                event::resolve_event_list(opt.events[list], ctx_.tep(), opt.verbose);
-            std::vector<pairing::TraceEvent*> traced;
-            bool nested_only = true;
-            for (event::Resolved& r : resolved) {
-                auto te = std::make_unique<pairing::TraceEvent>();
-                te->alias = r.item.attrs.alias;
-                te->trigger = r.item.attrs.trigger;
-                te->position = -1;  // untraced: no position; the traced get theirs below
-                if (r.item.kind == event::Kind::Profiler) {
-                    // Forwarded events of another profiler: context for --detail only (SPEC §4.6.11).
-                    te->sys = r.item.sys;
-                    te->untraced = true;
-                    p.nested.push_back({r.item.sys, r.item.profiler_options, r.item.attrs.cpus});
-                    nested_.push_back(te.get());
-                    untraced = true;
-                    env_.events.push_back(std::move(te));
-                    continue;
-                }
-                nested_only = false;
-                te->sys = r.item.sys;
-                te->name = r.item.name;
-                te->untraced = r.item.attrs.untraced;
-                te->stack = r.item.attrs.stack;
-                te->index = int(p.events.size());
-                te->key = event::compile_attr(r, "key", r.item.attrs.key);
-                if (!te->key)
-                    te->key = event::compile_attr(r, "key", own.key);  // -k: every event without key=
-                te->role = event::compile_attr(r, "role", r.item.attrs.role);
-                te->size = event::compile_attr(r, "size", r.item.attrs.size);
-                if (!r.item.attrs.printkey.empty() && !printkey_) {
-                    filter::CompileOptions co;
-                    co.key_only = true;
-                    printkey_ = event::compile_attr(r, "printkey", r.item.attrs.printkey, co);
-                }
-                if (!r.item.attrs.key.empty()) {
-                    key_exprs = true;
-                    if (first_key_.empty()) first_key_ = r.item.attrs.key;
-                }
-                if (te->untraced) untraced = true;
-
-                // Kernel stacks by default (SPEC §4.6.11); --user-callchain adds the user half.
-                p.events.push_back(event::planned_event(r, te->stack, user, kernel, opt.dwarf_stack));
-                stacks |= te->stack;
-                if (!te->untraced) traced.push_back(te.get());
-                by_index_.push_back(te.get());
-                env_.events.push_back(std::move(te));
-            }
-            if (nested_only) continue;  // a list of nested profilers only: context, not a position
-            if (traced.empty())
-                throw Error::usage("All tracepoint events in -e option " + std::to_string(list + 1) +
-                                   " are marked as untraced: -e " + opt.events[list]);
-            const int pos = int(positions.size());
-            for (pairing::TraceEvent* t : traced) t->position = pos;
-            positions.push_back(std::move(traced));
-        }
-        if (positions.size() < (cycle_ ? 1u : 2u))
+        Planned planned;
+        planned.key_exprs = !own.key.empty();
+        for (size_t list = 0; list < opt.events.size(); list++) plan_list(opt, own, list, p, planned);
+        if (planned.positions.size() < (cycle_ ? 1u : 2u))
             throw Error::usage(std::string("multi-trace needs at least ") +
                                (cycle_ ? "1 -e list" : "2 -e lists") + " of events to pair, got " +
-                               std::to_string(positions.size()));
-
-        // Pairs (SPEC §4.6.1): adjacent positions, and last → first with --cycle.
-        const size_t n = positions.size();
+                               std::to_string(planned.positions.size()));
         pairer_ = std::make_unique<pairing::Pairer>(env_, p.events.size());
-        for (size_t k = 0; k + 1 < n + (cycle_ ? 1 : 0); k++)
-            for (pairing::TraceEvent* a : positions[k])
-                for (pairing::TraceEvent* b : positions[(k + 1) % n]) pairer_->add_pair(a, b);
-        for (size_t k = 0; k < n; k++)
-            for (pairing::TraceEvent* t : positions[k]) {
-                t->need_find_prev = k != 0 || cycle_;
-                t->need_backup = k != n - 1 || cycle_;
-            }
-
-        // Keys (SPEC §4.6.2).
-        keyed_ = key_exprs;
-        by_thread_ = !ctx_.threads().empty();
-        const size_t rings = by_thread_ ? ctx_.threads().size() : size_t(ctx_.cpu_count());
-        if (keyed_ && rings > 1 && !opt.order)
-            throw Error::usage("Enable --key or pull= attr, also need to enable --order.");
-        if (own.detail && !keyed_ && rings > 1 && !opt.order)
-            throw Error::usage("Enable --detail or pull= attr, also need to enable --order.");
-        if (own.detail && !p.nested.empty() && !opt.order)
-            throw Error::usage("Enable --detail and " + p.nested.front().profiler +
-                               "//, also need to enable --order.");
-        if (keyed_) {
-            env_.key_name = first_key_.empty() ? own.key : first_key_;
-            env_.key_width = int(std::max<size_t>(env_.key_name.size(), 6));
-        } else {
-            env_.key_name = by_thread_ ? "THREAD" : "CPU";
-            env_.key_width = int(env_.key_name.size());
-            env_.comm_column = by_thread_;
-        }
-        env_.printkey = printkey_.get();
-
+        pairer_->add_positions(planned.positions, cycle_);
+        set_keys(opt, own, p, planned.key_exprs);
         if (own.detail && !own.than_ns && !own.lower_ns)
             std::fprintf(
                 stderr, "WARN: --than parameter is not enabled. No need to enable the --detail parameter.\n");
-        if (untraced && !own.detail)
+        if (planned.untraced && !own.detail)
             std::fprintf(stderr, "WARN: --detail parameter is not enabled. No need to add untrace events.\n");
+        set_outputs(opt, own, planned.stacks);
 
-        // Thresholds in sample time units.
-        env_.tsc = ctx_.tsc_time();
-        env_.than = to_units(own.than_ns);
-        env_.lower = to_units(own.lower_ns);
-        env_.only_than = own.only_than;
-        env_.perins = opt.perins;
-        env_.heatmap = own.heatmap;
-        env_.hist = own.hist;
-        env_.verbose = opt.verbose;
-        if (stacks) {
-            printer_ = std::make_unique<stack::Printer>(kernel, user);
-            env_.printer = printer_.get();
-        }
-        if (own.detail) {
-            pairing::DetailSpec d = pairing::parse_detail(*own.detail);
-            d.before = to_units(d.before);
-            d.after = to_units(d.after);
-            d.hide = to_units(d.hide);
-            timeline_ = std::make_unique<pairing::Timeline>(env_, d);
-            env_.timeline = timeline_.get();
-            // An event1 whose event2 never comes (a switch-in the kernel did not record, a task
-            // that exited) would hold every later sample forever: past the horizon it keeps only
-            // its own copy, and a pair it still makes prints without the events in between.
-            // The horizon lets every pair up to the threshold print whole; the memory it costs
-            // is the event rate times the horizon.
-            const uint64_t limit = std::max(env_.than, env_.lower);
-            horizon_ = std::max(to_units(100000000), limit + d.before + d.after);
-        }
         // The implementations read the formats (syscalls: field offsets) while they are built;
         // the vector's buffer moves with the plan to the session, so the pointers stay valid.
         for (pairing::TraceEvent* t : by_index_) t->spec = &p.events[size_t(t->index)];
@@ -271,7 +145,7 @@ public:
 
         // 1 MiB a CPU (2 with stacks), woken at half: a 300k events/s storm is read without
         // loss (SPEC's 64 pages lose events under it, as trace's did).
-        p.pages = stacks ? 512 : 256;
+        p.pages = planned.stacks ? 512 : 256;
         p.per_event_wakeup = false;
         p.order = opt.order;
         p.user_filter = true;
@@ -327,6 +201,148 @@ public:
     }
 
 private:
+    // What plan_list gathers over the -e lists.
+    struct Planned {
+        std::vector<std::vector<pairing::TraceEvent*>> positions;  // traced events per position
+        bool stacks = false, untraced = false;
+        bool key_exprs = false;  // -k, or some event has key=
+    };
+
+    // --impl, and --cycle where the implementation takes it.
+    void choose_impl(const Options& opt, const MultiTraceOptions& own) {
+        impl_name_ = own.impl;
+        if (impl_name_ == "call" || impl_name_ == "call-delay")
+            throw Error::usage("Only nested-trace can enable --impl " + impl_name_ + ".");
+        if (impl_name_ != "delay" && impl_name_ != "pair" && impl_name_ != "kmemprof" &&
+            impl_name_ != "syscalls")
+            throw Error::usage("--impl " + impl_name_ + " not implemented");
+        cycle_ = own.cycle;
+        if (cycle_ && impl_name_ != "delay") {
+            // SPEC §10 #28: turned off, said only with -v.
+            if (opt.verbose > 0) std::printf("--cycle works with --impl delay only: turned off\n");
+            cycle_ = false;
+        }
+    }
+
+    // The events of -e number `list`: planned, and a position of their traced ones unless the
+    // list names nested profilers only (context for --detail, SPEC §4.6.11).
+    void plan_list(const Options& opt, const MultiTraceOptions& own, size_t list, EventPlan& p,
+                   Planned& planned) {
+        std::vector<event::Resolved> resolved =
+            event::resolve_event_list(opt.events[list], ctx_.tep(), opt.verbose);
+        std::vector<pairing::TraceEvent*> traced;
+        bool nested_only = true;
+        for (event::Resolved& r : resolved) {
+            auto te = std::make_unique<pairing::TraceEvent>();
+            te->alias = r.item.attrs.alias;
+            te->trigger = r.item.attrs.trigger;
+            te->position = -1;  // untraced: no position; the traced get theirs below
+            te->sys = r.item.sys;
+            if (r.item.kind == event::Kind::Profiler) {
+                // Forwarded events of another profiler: context for --detail only (SPEC §4.6.11).
+                te->untraced = true;
+                p.nested.push_back({r.item.sys, r.item.profiler_options, r.item.attrs.cpus});
+                nested_.push_back(te.get());
+                planned.untraced = true;
+                env_.events.push_back(std::move(te));
+                continue;
+            }
+            nested_only = false;
+            plan_event(opt, own, r, *te, p, planned);
+            if (!te->untraced) traced.push_back(te.get());
+            by_index_.push_back(te.get());
+            env_.events.push_back(std::move(te));
+        }
+        if (nested_only) return;
+        if (traced.empty())
+            throw Error::usage("All tracepoint events in -e option " + std::to_string(list + 1) +
+                               " are marked as untraced: -e " + opt.events[list]);
+        const int pos = int(planned.positions.size());
+        for (pairing::TraceEvent* t : traced) t->position = pos;
+        planned.positions.push_back(std::move(traced));
+    }
+
+    // One event of a list: its attributes compiled against its fields, and its planned event.
+    void plan_event(const Options& opt, const MultiTraceOptions& own, event::Resolved& r,
+                    pairing::TraceEvent& te, EventPlan& p, Planned& planned) {
+        te.name = r.item.name;
+        te.untraced = r.item.attrs.untraced;
+        te.stack = r.item.attrs.stack;
+        te.index = int(p.events.size());
+        te.key = event::compile_attr(r, "key", r.item.attrs.key);
+        if (!te.key) te.key = event::compile_attr(r, "key", own.key);  // -k: every event without key=
+        te.role = event::compile_attr(r, "role", r.item.attrs.role);
+        te.size = event::compile_attr(r, "size", r.item.attrs.size);
+        if (!r.item.attrs.printkey.empty() && !printkey_) {
+            filter::CompileOptions co;
+            co.key_only = true;
+            printkey_ = event::compile_attr(r, "printkey", r.item.attrs.printkey, co);
+        }
+        if (!r.item.attrs.key.empty()) {
+            planned.key_exprs = true;
+            if (first_key_.empty()) first_key_ = r.item.attrs.key;
+        }
+        if (te.untraced) planned.untraced = true;
+        // Kernel stacks by default (SPEC §4.6.11); --user-callchain adds the user half.
+        p.events.push_back(event::planned_event(r, te.stack, opt.user_callchain.value_or(false),
+                                                opt.kernel_callchain.value_or(true), opt.dwarf_stack));
+        planned.stacks |= te.stack;
+    }
+
+    // Keys (SPEC §4.6.2): expressions, else the instance (CPU or thread); what needs --order.
+    void set_keys(const Options& opt, const MultiTraceOptions& own, const EventPlan& p, bool key_exprs) {
+        keyed_ = key_exprs;
+        by_thread_ = !ctx_.threads().empty();
+        const size_t rings = by_thread_ ? ctx_.threads().size() : size_t(ctx_.cpu_count());
+        if (keyed_ && rings > 1 && !opt.order)
+            throw Error::usage("Enable --key or pull= attr, also need to enable --order.");
+        if (own.detail && !keyed_ && rings > 1 && !opt.order)
+            throw Error::usage("Enable --detail or pull= attr, also need to enable --order.");
+        if (own.detail && !p.nested.empty() && !opt.order)
+            throw Error::usage("Enable --detail and " + p.nested.front().profiler +
+                               "//, also need to enable --order.");
+        if (keyed_) {
+            env_.key_name = first_key_.empty() ? own.key : first_key_;
+            env_.key_width = int(std::max<size_t>(env_.key_name.size(), 6));
+        } else {
+            env_.key_name = by_thread_ ? "THREAD" : "CPU";
+            env_.key_width = int(env_.key_name.size());
+            env_.comm_column = by_thread_;
+        }
+        env_.printkey = printkey_.get();
+    }
+
+    // Thresholds (in sample time units), tables, stacks and the --detail timeline.
+    void set_outputs(const Options& opt, const MultiTraceOptions& own, bool stacks) {
+        env_.tsc = ctx_.tsc_time();
+        env_.than = to_units(own.than_ns);
+        env_.lower = to_units(own.lower_ns);
+        env_.only_than = own.only_than;
+        env_.perins = opt.perins;
+        env_.heatmap = own.heatmap;
+        env_.hist = own.hist;
+        env_.verbose = opt.verbose;
+        if (stacks) {
+            printer_ = std::make_unique<stack::Printer>(opt.kernel_callchain.value_or(true),
+                                                        opt.user_callchain.value_or(false));
+            env_.printer = printer_.get();
+        }
+        if (!own.detail) return;
+        pairing::DetailSpec d = pairing::parse_detail(*own.detail);
+        d.before = to_units(d.before);
+        d.after = to_units(d.after);
+        d.hide = to_units(d.hide);
+        timeline_ = std::make_unique<pairing::Timeline>(env_, d);
+        env_.timeline = timeline_.get();
+        // An event1 whose event2 never comes (a switch-in the kernel did not record, a task
+        // that exited) would hold every later sample forever: past the horizon it keeps only
+        // its own copy, and a pair it still makes prints without the events in between.
+        // The horizon lets every pair up to the threshold print whole; the memory it costs
+        // is the event rate times the horizon.
+        const uint64_t limit = std::max(env_.than, env_.lower);
+        horizon_ = std::max(to_units(100000000), limit + d.before + d.after);
+    }
+
     uint64_t to_units(uint64_t ns) const {
         if (!ns || !ctx_.tsc_time()) return ns;
         const uint64_t khz = perf::tsc_khz();

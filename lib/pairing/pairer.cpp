@@ -27,6 +27,18 @@ void Pairer::add_pair(const TraceEvent* a, const TraceEvent* b) {
     env_.pairs.push_back({s, a, b});
 }
 
+void Pairer::add_positions(const std::vector<std::vector<TraceEvent*>>& positions, bool cycle) {
+    const size_t n = positions.size();
+    for (size_t k = 0; k + 1 < n + (cycle ? 1 : 0); k++)
+        for (TraceEvent* a : positions[k])
+            for (TraceEvent* b : positions[(k + 1) % n]) add_pair(a, b);
+    for (size_t k = 0; k < n; k++)
+        for (TraceEvent* t : positions[k]) {
+            t->need_find_prev = k != 0 || cycle;
+            t->need_backup = k != n - 1 || cycle;
+        }
+}
+
 void Pairer::start(const std::vector<TraceEvent*>& by_index, const EventPlan& plan, Impl& impl,
                    Timeline* timeline, bool keyed, bool order) {
     impl_ = &impl;

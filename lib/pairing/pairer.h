@@ -32,6 +32,10 @@ public:
 
     // A pair of adjacent positions (SPEC §4.6.1); a repeated one is kept once.
     void add_pair(const TraceEvent* a, const TraceEvent* b);
+    // Every pair of `positions` (the traced events of each position, in order; SPEC §4.6.1):
+    // each event of one position with each of the next, and last → first with `cycle`. Sets
+    // each event's need_find_prev (it may end a pair) and need_backup (it may start one).
+    void add_positions(const std::vector<std::vector<TraceEvent*>>& positions, bool cycle);
 
     // Once the pairs and the implementation exist: `by_index` the traced and untraced events
     // by planned index, `plan` their specs. `keyed`: keys are expressions (else instances);

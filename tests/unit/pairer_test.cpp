@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -174,6 +175,56 @@ TEST(Pairer, NothingPairedSaysWhatWasSeen) {
     EXPECT_NE(n.find("multi-trace: attached to tasks, only the events they raise are seen"),
               std::string::npos)
         << n;
+}
+
+// -e A,B -e C -e D pairs A->C, B->C, C->D (SPEC §4.6.1); --cycle adds D->A and D->B.
+struct Positions {
+    Positions() : env(ctx) {
+        for (int i = 0; i < 4; i++) {
+            auto te = std::make_unique<TraceEvent>();
+            te->index = i;
+            te->name = std::string(1, char('A' + i));
+            ev.push_back(te.get());
+            env.events.push_back(std::move(te));
+        }
+    }
+    std::vector<std::string> pairs() const {
+        std::vector<std::string> out;
+        for (const Pair& p : env.pairs) out.push_back(p.ev1->name + p.ev2->name);
+        return out;
+    }
+    FakeContext ctx;
+    Env env;
+    std::vector<TraceEvent*> ev;
+};
+
+TEST(Pairer, AdjacentPositionsPair) {
+    Positions t;
+    Pairer pairer(t.env, 4);
+    pairer.add_positions({{t.ev[0], t.ev[1]}, {t.ev[2]}, {t.ev[3]}}, false);
+    EXPECT_EQ(t.pairs(), (std::vector<std::string>{"AC", "BC", "CD"}));
+    for (int i : {0, 1}) {
+        EXPECT_FALSE(t.ev[size_t(i)]->need_find_prev);
+        EXPECT_TRUE(t.ev[size_t(i)]->need_backup);
+    }
+    EXPECT_TRUE(t.ev[2]->need_find_prev && t.ev[2]->need_backup);
+    EXPECT_TRUE(t.ev[3]->need_find_prev);
+    EXPECT_FALSE(t.ev[3]->need_backup);
+}
+
+TEST(Pairer, CycleClosesTheLastPositionOnTheFirst) {
+    Positions t;
+    Pairer pairer(t.env, 4);
+    pairer.add_positions({{t.ev[0], t.ev[1]}, {t.ev[2]}, {t.ev[3]}}, true);
+    EXPECT_EQ(t.pairs(), (std::vector<std::string>{"AC", "BC", "CD", "DA", "DB"}));
+    for (const TraceEvent* e : t.ev) EXPECT_TRUE(e->need_find_prev && e->need_backup);
+}
+
+TEST(Pairer, CycleOfOnePositionPairsEachEventWithEach) {
+    Positions t;
+    Pairer pairer(t.env, 4);
+    pairer.add_positions({{t.ev[0], t.ev[1]}}, true);
+    EXPECT_EQ(t.pairs(), (std::vector<std::string>{"AA", "AB", "BA", "BB"}));
 }
 
 }  // namespace
