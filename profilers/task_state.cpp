@@ -2,13 +2,11 @@
 // and waiting for a CPU after a wake-up or a preemption (RD) — from the scheduler tracepoints,
 // with the long waits shown as they end (SPEC §4.4).
 #include <algorithm>
-#include <array>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "core/format.h"
@@ -17,11 +15,12 @@
 #include "filter/record_field.h"
 #include "filter/task_filter.h"
 #include "output/event_line.h"
-#include "output/latency.h"
 #include "perf-prof/error.h"
 #include "perf-prof/profiler.h"
 #include "perf/sample_copy.h"
 #include "perf/tsc.h"
+#include "sched/roles.h"
+#include "sched/state_table.h"
 #include "sched/task_states.h"
 #include "stack/flame_graph.h"
 #include "stack/pprof_stacks.h"
@@ -68,8 +67,7 @@ std::shared_ptr<ProfilerOptions> make_options() {
     return std::make_shared<TaskStateOptions>();
 }
 
-// What a planned event stands for.
-enum class Role : uint8_t { Switch, SwitchPrev, SwitchNext, Wakeup, WakeupNew };
+using sched::Role;
 
 // pids and prev_state (a long) are signed whatever the format says.
 filter::RecordField field_of(tep_event* ev, const char* name) {
@@ -78,13 +76,6 @@ filter::RecordField field_of(tep_event* ev, const char* name) {
     return {uint32_t(f->offset), uint32_t(f->size), true, true};
 }
 
-int64_t read_int(const Sample& s, const filter::RecordField& f) {
-    return f.read_or(s.raw, s.raw_size, -1);
-}
-
-using sched::kRows;
-using Rows = std::array<output::LatencyDist, kRows>;
-
 class TaskStateProfiler final : public Profiler, public sched::Sink {
 public:
     explicit TaskStateProfiler(Context& ctx) : ctx_(ctx) {}
@@ -92,10 +83,9 @@ public:
     EventPlan plan() override {
         const Options& opt = ctx_.options();
         const TaskStateOptions& own = opt.own_as<TaskStateOptions>();
-        sd_ = own.interruptible.value_or(false) || own.uninterruptible;
         by_name_ = opt.filter_given;
-        filtered_ = by_name_ || !ctx_.threads().empty();
-        perins_ = opt.perins;
+        sel_ = {own.interruptible, own.uninterruptible, by_name_ || !ctx_.threads().empty()};
+        table_ = std::make_unique<sched::StateTable>(opt.perins);
         verbose_ = opt.verbose;
         threshold_ = own.than_ns;
         if (threshold_ && ctx_.tsc_time()) {
@@ -103,42 +93,23 @@ public:
             const uint64_t khz = perf::tsc_khz();
             if (khz) threshold_ = threshold_ / 1000 * khz / 1000;
         }
-        // Reportable sleeps (SPEC §4.4.1), as rows: all of them, less S with
-        // --no-interruptible; with -S/-D only those (the kernel filter passes nothing else).
-        if (sd_) {
-            reportable_ = (own.interruptible.value_or(false) ? 1u << sched::kS : 0) |
-                          (own.uninterruptible ? 1u << sched::kD : 0);
-        } else {
-            reportable_ = 1u << sched::kD | 1u << sched::kT | 1u << sched::kt | 1u << sched::kI;
-            if (own.interruptible.value_or(true)) reportable_ |= 1u << sched::kS;
-        }
 
         call_graph_ = opt.call_graph;
         tep::Tep& tep = ctx_.tep();
         tep_event* sw = tep.event("sched", "sched_switch");
         tep_event* wk = tep.event("sched", "sched_wakeup");
-        prev_pid_ = field_of(sw, "prev_pid");
-        prev_state_ = field_of(sw, "prev_state");
-        next_pid_ = field_of(sw, "next_pid");
-        wake_pid_ = field_of(wk, "pid");
+        fields_ = {field_of(sw, "prev_pid"), field_of(sw, "prev_state"), field_of(sw, "next_pid"),
+                   field_of(wk, "pid")};
 
-        // Modes (SPEC §4.4.2): 0 everything; 1 the selected tasks, both sides of a switch
-        // apart; 2 S/D sleeps of everyone; 3 S/D sleeps of the selected tasks, and (unlike
-        // SPEC's) their switch-ins, so that a sleep whose wake-up the kernel did not report
-        // ends at its switch-in; everyone's switch-ins would cost mode 2 every switch.
+        // The events of the mode (SPEC §4.4.2), each selecting the tasks by kernel filter.
         EventPlan p;
-        state_ = state_filter(own);
-        if (!sd_ && !filtered_) add(p, sw, Role::Switch);
-        if (sd_ || filtered_) add(p, sw, Role::SwitchPrev);
-        if (filtered_) add(p, sw, Role::SwitchNext);
-        switch_ins_ = !sd_ || filtered_;
+        state_ = sel_.state_filter();
+        for (Role r : sel_.roles()) add(p, tep.event("sched", sched::event_name(r)), r);
         states_ = std::make_unique<sched::TaskStates>(
-            sched::TaskStates::Config{sd_, reportable_, threshold_ != 0}, *this);
-        add(p, wk, Role::Wakeup);
-        if (!sd_) add(p, tep.event("sched", "sched_wakeup_new"), Role::WakeupNew);
+            sched::TaskStates::Config{sel_.sleeps_only(), sel_.reportable(), threshold_ != 0}, *this);
         for (size_t e = 0; e < p.events.size(); e++)
-            p.events[e].filter =
-                filter_of(roles_[e], [this](const std::string& side) { return select_named(side); });
+            p.events[e].filter = sched::role_filter(
+                roles_[e], sel_, state_, [this](const std::string& side) { return select_named(side); });
         if (opt.verbose > 0)
             for (const EventSpec& e : p.events)
                 if (!e.filter.empty())
@@ -170,11 +141,12 @@ public:
 
     // The filters of each event for tasks followed later (they get events of their own).
     std::vector<std::string> filters_for(const std::vector<int>& tids) override {
-        if (by_name_ || !filtered_) return {};
+        if (by_name_ || !sel_.filtered) return {};
         std::vector<std::string> f;
         for (Role r : roles_)
-            f.push_back(filter_of(
-                r, [&](const std::string& side) { return filter::pid_filter(tids, side + "pid"); }));
+            f.push_back(sched::role_filter(r, sel_, state_, [&](const std::string& side) {
+                return filter::pid_filter(tids, side + "pid");
+            }));
         return f;
     }
 
@@ -235,33 +207,6 @@ private:
         roles_.push_back(role);
     }
 
-    static std::string state_filter(const TaskStateOptions& own) {
-        const bool s = own.interruptible.value_or(false), d = own.uninterruptible;
-        std::string f;
-        if (s) f = "prev_state==1";
-        if (d) f += std::string(s ? "||" : "") + "prev_state==2||prev_state==130";
-        return f;
-    }
-
-    // The kernel filter of an event in its role: `tasks(side)` selects the tasks by the fields
-    // of a side ("prev_", "next_", "" for wake-ups); the STATE condition of -S/-D (SPEC §4.4.2).
-    template <class Tasks>
-    std::string filter_of(Role role, Tasks&& tasks) const {
-        switch (role) {
-            case Role::Switch:
-                return "";
-            case Role::SwitchPrev:
-                if (!filtered_) return state_;
-                return state_.empty() ? tasks("prev_") : "(" + state_ + ")&&(" + tasks("prev_") + ")";
-            case Role::SwitchNext:
-                return tasks("next_");
-            case Role::Wakeup:
-            case Role::WakeupNew:
-                return filtered_ ? tasks("") : "";
-        }
-        return "";
-    }
-
     // The tasks selected at start: --filter names win over the attached threads (SPEC §1.5.1).
     std::string select_named(const std::string& side) const {
         if (by_name_) return filter::comm_filter(ctx_.options().filter, side + "comm");
@@ -272,40 +217,13 @@ private:
         if (s.time <= ignore_until_ || size_t(s.event_index) >= roles_.size()) return;
         // Delivered in time order (the session's Orderer raises a late one to the last time),
         // so no interval below comes out negative.
-        switch (roles_[size_t(s.event_index)]) {
-            case Role::Switch:
-                switched_out(s);
-                switched_in(s);
-                break;
-            case Role::SwitchPrev:
-                switched_out(s);
-                break;
-            case Role::SwitchNext:
-                switched_in(s);
-                break;
-            case Role::Wakeup:
-                woken(s, false);
-                break;
-            case Role::WakeupNew:
-                woken(s, true);
-                break;
-        }
+        sched::feed(*states_, roles_[size_t(s.event_index)], fields_, s);
     }
-
-    void switched_out(const Sample& s) {
-        states_->switched_out(s, read_int(s, prev_pid_), uint64_t(read_int(s, prev_state_)));
-    }
-
-    void switched_in(const Sample& s) { states_->switched_in(s, read_int(s, next_pid_)); }
-
-    void woken(const Sample& s, bool new_task) { states_->woken(s, read_int(s, wake_pid_), new_task); }
 
     // An interval closed: into its row, and printed with its events past --than (SPEC §4.4.4).
     void closed(uint32_t tid, int row, uint64_t ns, const perf::SampleCopy* start,
                 const Sample& end) override {
-        Rows& rows = perins_ ? per_thread_[tid] : rows_;
-        rows[size_t(row)].add(ns, threshold_);
-        any_ = true;
+        table_->add(tid, row, ns, threshold_);
         if (threshold_ && ns > threshold_ && row != sched::kR && start && start->event)
             print_block(tid, row == sched::kRD ? "RUNDELAY" : "WAIT", ns, *start, end);
     }
@@ -349,92 +267,35 @@ private:
         print_line(last);
     }
 
-    void print_rows(const Rows& rows, const std::string& prefix) {
-        char buf[160];
-        for (int r = 0; r < kRows; r++) {
-            const output::LatencyDist& d = rows[size_t(r)];
-            if (!d.calls) continue;
-            std::snprintf(buf, sizeof buf, "%s %8llu %16.3f %12.3f %12.3f %12.3f %12.3f %12.3f\n",
-                          sched::kRowName[r], (unsigned long long)d.calls, double(d.total) / 1000.0,
-                          double(d.min) / 1000.0, d.sketch.quantile(0.50) / 1000.0,
-                          d.sketch.quantile(0.95) / 1000.0, d.sketch.quantile(0.99) / 1000.0,
-                          double(d.max) / 1000.0);
-            std::fputs(prefix.c_str(), ctx_.out());
-            std::fputs(buf, ctx_.out());
-        }
-    }
-
     // SPEC §4.4.5, at each -i tick and at exit; rows are reset after printing.
     void print_table() {
-        print_rows_table();
+        line_.clear();
+        if (table_->any()) {
+            std::string wall;
+            core::append_wall(core::realtime_now_ns(), wall);
+            table_->render(
+                wall, ctx_.tsc_time() ? "kcyc" : "us", [this](uint32_t tid) { return ctx_.comm(tid); },
+                line_);
+        }
         // Some kernels (this project's VM guest among them) do not deliver a sched record now
         // and then, with no PERF_RECORD_LOST: say how many sleeps that touched, so that the
         // table is not taken for complete.
-        const uint64_t closed = states_->take_closed_at_switch_in(), unmeasured = states_->take_unmeasured();
-        if (closed)
-            std::fprintf(ctx_.out(),
-                         "task-state: %llu sleep%s ended without a wake-up record (not reported by "
-                         "the kernel); counted to the switch-in, run-queue wait included\n",
-                         (unsigned long long)closed, closed == 1 ? "" : "s");
-        if (unmeasured)
-            std::fprintf(ctx_.out(),
-                         "task-state: %llu sleep%s ended without a wake-up record (not reported by "
-                         "the kernel)%s; not counted\n",
-                         (unsigned long long)unmeasured, unmeasured == 1 ? "" : "s",
-                         switch_ins_ ? " nor a switch-in" : "");
-    }
-
-    void print_rows_table() {
-        if (!any_) return;
-        any_ = false;
-        FILE* out = ctx_.out();
-        std::string head;
-        core::append_wall(core::realtime_now_ns(), head);
-        std::fprintf(out, "%s \n", head.c_str());
-        const char* u = ctx_.tsc_time() ? "kcyc" : "us";
-        char cols[200];
-        std::snprintf(cols, sizeof cols, "St %8s %16s %12s %12s %12s %12s %12s\n", "calls",
-                      (std::string("total(") + u + ")").c_str(), (std::string("min(") + u + ")").c_str(),
-                      (std::string("p50(") + u + ")").c_str(), (std::string("p95(") + u + ")").c_str(),
-                      (std::string("p99(") + u + ")").c_str(), (std::string("max(") + u + ")").c_str());
-        const char* dashes =
-            "-- -------- ---------------- ------------ ------------ ------------ ------------ "
-            "------------\n";
-        if (!perins_) {
-            std::fputs(cols, out);
-            std::fputs(dashes, out);
-            print_rows(rows_, "");
-            for (auto& r : rows_) r.clear();
-            return;
-        }
-        std::fprintf(out, "thread %-16s %s", "comm", cols);
-        std::fprintf(out, "------ ---------------- %s", dashes);
-        std::vector<uint32_t> tids;
-        for (const auto& [tid, rows] : per_thread_) tids.push_back(tid);
-        std::sort(tids.begin(), tids.end());
-        char prefix[64];
-        for (uint32_t tid : tids) {
-            const std::string comm(ctx_.comm(tid).substr(0, 16));
-            std::snprintf(prefix, sizeof prefix, "%6u %-16s ", tid, comm.c_str());
-            print_rows(per_thread_[tid], prefix);
-        }
-        per_thread_.clear();
+        sched::append_missing_wakeup_notes(states_->take_closed_at_switch_in(), states_->take_unmeasured(),
+                                           sel_.watches_switch_ins(), line_);
+        std::fwrite(line_.data(), 1, line_.size(), ctx_.out());
     }
 
     Context& ctx_;
-    bool sd_ = false, by_name_ = false, filtered_ = false, perins_ = false, call_graph_ = false;
+    bool by_name_ = false, call_graph_ = false;
     int verbose_ = 0;
-    unsigned reportable_ = 0;  // bit per Row
-    std::string state_;        // the prev_state filter of -S/-D, "" without them
+    sched::Selection sel_;
+    std::string state_;  // the prev_state filter of -S/-D, "" without them
     uint64_t threshold_ = 0;
     std::vector<Role> roles_;
-    filter::RecordField prev_pid_, prev_state_, next_pid_, wake_pid_;
-    bool switch_ins_ = false;  // switch-ins are watched: they end sleeps whose wake-up is missing
+    sched::SchedFields fields_;
     std::unique_ptr<sched::TaskStates> states_;
+    std::unique_ptr<sched::StateTable> table_;
     uint64_t ignore_until_ = 0;  // end of the last loss window
-    Rows rows_;
-    std::unordered_map<uint32_t, Rows> per_thread_;  // --perins
-    bool any_ = false;                               // a row has data since the last table
     std::string line_;
     std::unique_ptr<stack::Printer> printer_;
     std::unique_ptr<stack::FlameGraph> flame_;
