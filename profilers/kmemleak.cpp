@@ -11,6 +11,7 @@
 #include "core/time.h"
 #include "event/planned_event.h"
 #include "event/resolve.h"
+#include "heap/leak_pairing.h"
 #include "heap/leak_report.h"
 #include "heap/outstanding.h"
 #include "heap/user_heap.h"
@@ -169,37 +170,29 @@ public:
 
     void sample(const Sample& s) noexcept override {
         if (s.event_index < 0 || size_t(s.event_index) >= events_.size()) return;
-        if (lost_end_) {
-            if (s.time >= lost_end_)
-                lost_start_ = lost_end_ = 0;
-            else if (s.time > lost_start_)
-                return;  // inside a loss window: its partner may be among the lost
-        }
+        if (!pairing_.accept(s.time)) return;  // inside a loss window: its partner may be among the lost
         const LeakEvent& e = events_[size_t(s.event_index)];
         if (verbose_ > 1) print_sample(s, true);
         const uint64_t ptr = uint64_t(e.ptr->eval(filter::sample_context(s, ctx_.eval_hooks())));
         if (!e.alloc) {
-            table_.free(ptr);
-            ++total_free_;
+            pairing_.free(ptr);
             return;
         }
-        heap::Allocation& a = table_.alloc(ptr);
+        heap::Allocation& a = pairing_.alloc(ptr);
         a.sample.assign(s);
         a.size = e.size ? uint64_t(e.size->eval(filter::sample_context(s, ctx_.eval_hooks()))) : 0;
-        a.comm = comm_ ? table_.intern(ctx_.comm(s.tid)) : nullptr;
-        ++total_alloc_;
+        a.comm = comm_ ? pairing_.table().intern(ctx_.comm(s.tid)) : nullptr;
     }
 
     void lost(const LostRange& l) noexcept override {
-        if (!table_.empty()) {
+        if (!pairing_.table().empty()) {
             std::string head;
             core::append_wall(core::realtime_now_ns(), head);
             head += " Report memory leaks in advance due to lost\n";
             std::fputs(head.c_str(), ctx_.out());
             report();
         }
-        lost_start_ = l.start;
-        lost_end_ = l.end > l.start ? l.end : 0;
+        pairing_.lost(l.start, l.end);
     }
 
     void finish() override {
@@ -211,7 +204,7 @@ public:
 
     void sigusr1() override {
         std::string out;
-        stats(out, true);
+        pairing_.append_stats(true, out);
         std::fputs(out.c_str(), ctx_.out());
         std::fflush(ctx_.out());
     }
@@ -264,31 +257,20 @@ private:
                    : 127;
     }
 
-    // SPEC §4.5.3 step 1, with §4.5.5's ALLOC LIST line for SIGUSR1.
-    void stats(std::string& out, bool list) const {
-        const heap::AllocList alloc_list{table_.size(), table_.bytes()};
-        heap::append_stats(total_alloc_, total_free_, list ? &alloc_list : nullptr, out);
-        out += '\n';
-    }
-
     // SPEC §4.5.3: the statistics, then the outstanding allocations (older than --than), which
     // are forgotten afterwards.
     void report() {
         FILE* out = ctx_.out();
-        if (!total_alloc_) return;
+        if (!pairing_.total_alloc()) return;
         std::string text;
-        stats(text, false);
+        pairing_.append_stats(false, text);
         std::fputs(text.c_str(), out);
-        if (table_.empty()) return;
+        if (pairing_.table().empty()) return;
 
-        const int64_t now = core::realtime_now_ns();
-        std::vector<const heap::Outstanding::Entry*> selected;
-        for (const heap::Outstanding::Entry* e : table_.by_time())
-            if (!than_ns_ || now - ctx_.realtime(e->second.sample.time) > int64_t(than_ns_))
-                selected.push_back(e);
-
+        const std::vector<const heap::Outstanding::Entry*> selected = pairing_.to_report(
+            core::realtime_now_ns(), than_ns_, [this](uint64_t t) { return ctx_.realtime(t); });
         if (!leaked_bytes_ || verbose_) {
-            std::fprintf(out, "KMEMLEAK REPORT: %zu\n", table_.size());
+            std::fprintf(out, "KMEMLEAK REPORT: %zu\n", pairing_.table().size());
             for (const heap::Outstanding::Entry* e : selected) print_sample(e->second.sample.sample(), false);
         }
         if (flame_)
@@ -310,7 +292,7 @@ private:
             std::fputs(text.c_str(), out);
         }
         std::fflush(out);
-        table_.clear();
+        pairing_.table().clear();
     }
 
     std::string_view root_name(const Sample& s) {
@@ -324,9 +306,7 @@ private:
     uint64_t than_ns_ = 0;
     bool by_thread_ = false, call_graph_ = false, leaked_bytes_ = false, comm_ = false;
     uint32_t dwarf_stack_ = 0;  // --call-graph dwarf
-    heap::Outstanding table_;
-    uint64_t total_alloc_ = 0, total_free_ = 0;
-    uint64_t lost_start_ = 0, lost_end_ = 0;
+    heap::LeakPairing pairing_;
     std::unique_ptr<stack::Printer> printer_;
     std::unique_ptr<stack::FlameGraph> flame_;
     std::unique_ptr<stack::PprofStacks> pprof_;
