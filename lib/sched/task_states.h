@@ -1,7 +1,8 @@
 // TaskStates: task-state's per-task state machine (SPEC §4.4.1). Fed the scheduler events in
 // time order (switch-out, switch-in, wake-up; the fields already read), it closes each task's
 // intervals — running (R), a sleep (S, D, T, t, I), waiting for a CPU (RD) — and hands them to
-// a Sink. profilers/task_state.cpp reads the records, plans the events and prints.
+// a Sink. sched/roles.h feeds it the records of each planned event's role, sched/state_table.h
+// sums and prints the intervals; profilers/task_state.cpp plans the events and wires them.
 //
 // Wake-ups the kernel did not report: a guest kernel (this project's VMs) at times delivers no
 // record for a wake-up raised while a vCPU idles, and no PERF_RECORD_LOST either. A sleep whose
