@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "event/resolve.h"
 #include "perf-prof/error.h"
 #include "plan_context.h"
 #include "tep/tep.h"
@@ -258,6 +259,20 @@ TEST(Plan, MultiTraceRefusals) {
         plan_error({"multi-trace", "-e", "irq:softirq_entry", "-e", "irq:softirq_exit", "--impl", "call"})
             .find("Only nested-trace"),
         std::string::npos);
+}
+
+// SPEC §1.10: the `help` word's command template of each implementation that suits the lists.
+TEST(Plan, MultiTraceHelpTemplate) {
+    PlanContext ctx(
+        {"multi-trace", "-e", "sched:sched_wakeup", "-e", "sched:sched_switch", "--impl", "pair", "help"});
+    ASSERT_NE(ctx.info().help_template, nullptr);
+    const std::vector<event::Resolved> events =
+        event::resolve_event_list("sched:sched_wakeup,sched:sched_switch", ctx.tep(), 0);
+    EXPECT_EQ(
+        ctx.info().help_template(ctx.options(), events),
+        "perf-prof multi-trace -e \"sched:sched_wakeup/./key=./[role=./][untraced/][trigger/][alias=./]\" "
+        "-e \"sched:sched_switch/./key=./[role=./][untraced/][trigger/][alias=./]\" --order --impl pair "
+        "[-k .] [--perins] [--than .] [--detail] [-C .] [-p .] [-i .] \n");
 }
 
 // ---- kmemleak ----
