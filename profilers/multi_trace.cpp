@@ -16,6 +16,7 @@
 #include "event/planned_event.h"
 #include "event/resolve.h"
 #include "output/event_line.h"
+#include "pairing/feed.h"
 #include "pairing/model.h"
 #include "pairing/pairer.h"
 #include "pairing/timeline.h"
@@ -138,6 +139,7 @@ public:
         for (pairing::TraceEvent* t : by_index_) t->spec = &p.events[size_t(t->index)];
         impl_ = make_impl();
         pairer_->start(by_index_, p, *impl_, timeline_.get(), keyed_, opt.order);
+        feed_ = std::make_unique<pairing::Feed>(ctx_, *pairer_, by_index_, timeline_.get(), horizon_);
         if (pairer_->trick()) {
             std::printf("Trick: Enable userland unnecessary detection of sched:sched_wakeup events.\n");
             std::fflush(stdout);
@@ -161,26 +163,15 @@ public:
         } else if (verbose_ > 1) {
             env_.print_event(s);
         }
-        newest_ = std::max(newest_, s.time);
-        if (!timeline_) {
-            if (!te->untraced) process(*te, s, key_of(*te, s), nullptr);
-            return;
-        }
-        timeline_->push(s, key_of(*te, s), te->key != nullptr);
-        drain_timeline(false);
+        feed_->push(*te, s, key_of(*te, s));
     }
 
-    void lost(const LostRange& l) noexcept override {
-        // Pairs are decided in time order: what is still waiting on the timeline goes first.
-        if (timeline_) drain_timeline(true);
-        pairer_->lost(l, newest_);
-    }
+    void lost(const LostRange& l) noexcept override { feed_->lost(l); }
 
     void interval() override { impl_->report(); }
 
     void finish() override {
-        if (timeline_) drain_timeline(true);
-        pairer_->finish(newest_);
+        feed_->finish();
         impl_->report();
         pairer_->notes(ctx_.out(), by_thread_);
         impl_->finish();
@@ -334,13 +325,10 @@ private:
         d.hide = to_units(d.hide);
         timeline_ = std::make_unique<pairing::Timeline>(env_, d);
         env_.timeline = timeline_.get();
-        // An event1 whose event2 never comes (a switch-in the kernel did not record, a task
-        // that exited) would hold every later sample forever: past the horizon it keeps only
-        // its own copy, and a pair it still makes prints without the events in between.
-        // The horizon lets every pair up to the threshold print whole; the memory it costs
-        // is the event rate times the horizon.
-        const uint64_t limit = std::max(env_.than, env_.lower);
-        horizon_ = std::max(to_units(100000000), limit + d.before + d.after);
+        // Past the horizon an event1 keeps only its own copy, and a pair it still makes prints
+        // without the events in between; the memory the timeline costs is the event rate
+        // times the horizon (at least 100 ms).
+        horizon_ = pairing::Feed::horizon(std::max(env_.than, env_.lower), d, to_units(100000000));
     }
 
     uint64_t to_units(uint64_t ns) const {
@@ -372,29 +360,6 @@ private:
         return s.instance >= 0 && size_t(s.instance) < t.size() ? uint64_t(t[size_t(s.instance)]) : s.tid;
     }
 
-    void drain_timeline(bool all) {
-        while (pairing::Timeline::Node* n = timeline_->next_ready(all)) {
-            const Sample s = pairing::Timeline::sample(n);
-            const pairing::TraceEvent* te = event_of(s);
-            if (te && !te->untraced) process(*te, s, pairing::Timeline::key(n), n);
-        }
-        if (newest_ >= next_unpin_) unpin_stale();
-        timeline_->release();
-    }
-
-    // Every tenth of the horizon: event1s older than the horizon let go of the timeline.
-    void unpin_stale() {
-        next_unpin_ = newest_ + horizon_ / 10;
-        pairer_->unpin_older(newest_, horizon_);
-    }
-
-    // SPEC §4.6.3 step 2 for one traced sample; the pairer does the rest.
-    void process(const pairing::TraceEvent& te, const Sample& s, uint64_t key,
-                 pairing::Timeline::Node* node) {
-        const int64_t role = te.role ? te.role->eval(filter::sample_context(s, ctx_.eval_hooks())) : 3;
-        pairer_->process(te, s, key, role, node);
-    }
-
     Context& ctx_;
     pairing::Env env_;
     std::string impl_name_;
@@ -410,8 +375,8 @@ private:
     std::unique_ptr<pairing::Impl> impl_;
 
     std::unique_ptr<pairing::Pairer> pairer_;
-    uint64_t newest_ = 0;
-    uint64_t horizon_ = 0, next_unpin_ = 0;  // --detail: how long an event1 may hold the timeline
+    std::unique_ptr<pairing::Feed> feed_;
+    uint64_t horizon_ = 0;  // --detail: how long an event1 may hold the timeline
 };
 
 std::unique_ptr<Profiler> create(Context& ctx) {
