@@ -1,8 +1,8 @@
 // multi-trace: the latency (or pairing, memory, syscall statistics) between the events of
-// successive -e positions, correlated by a key (SPEC §4.6). This file builds the positions,
-// pairs and keys and feeds the samples to the backup / find-previous algorithm of §4.6.3
-// (lib/pairing/pairer); what a pair means is the implementation's (lib/pairing/), and
-// --detail's timeline is lib/pairing/timeline.
+// successive -e positions, correlated by a key (SPEC §4.6). This file plans the events and
+// builds the positions and keys; lib/pairing/feed brings the samples to the backup /
+// find-previous algorithm of §4.6.3 (lib/pairing/pairer); what a pair means is the
+// implementation's (lib/pairing/), and --detail's timeline is lib/pairing/timeline.
 #include <algorithm>
 #include <cstdio>
 #include <cstring>

@@ -1,8 +1,8 @@
 // The two-event model of multi-trace (SPEC §4.6): the events of the -e positions, the pairs
 // they form, what the implementations (delay, pair, kmemprof, syscalls) share, and the
-// interface they implement. profilers/multi_trace.cpp builds the model, pairer.h runs the
-// keyed backup / find-previous algorithm (§4.6.3); each implementation lives in its own file
-// here; the --detail timeline in timeline.h.
+// interface they implement. profilers/multi_trace.cpp builds the model, feed.h brings the
+// samples to pairer.h, which runs the keyed backup / find-previous algorithm (§4.6.3); each
+// implementation lives in its own file here; the --detail timeline in timeline.h.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,8 @@
 // Pairer: multi-trace's keyed backup / find-previous algorithm (SPEC §4.6.3) with its loss
 // handling (§4.6.12) and the scheduler's wake-up trick (step 6). profilers/multi_trace.cpp
-// builds the events and pairs, computes keys and roles and feeds the traced samples in time
-// order; what a pair means is the Impl's.
+// builds the events and their positions (add_positions makes the pairs) and computes keys;
+// feed.h evaluates roles and feeds the traced samples in time order; what a pair means is the
+// Impl's.
 //
 // Wake-ups the kernel did not report (a guest kernel at times delivers no record for a
 // wake-up raised while a vCPU idles, with no PERF_RECORD_LOST): on a path switch-out → wake-up
