@@ -296,6 +296,16 @@ TEST(Plan, KmemleakAllocStacksAndNoPeriod) {
     EXPECT_EQ(p.pages, 128);
 }
 
+TEST(Plan, KmemleakUserStacksWhenAttached) {
+    PlanContext ctx({"kmemleak", "--alloc", "kmem:kmalloc", "--free", "kmem:kfree", "-g", "-p", "100"},
+                    {100});
+    EventPlan p = ctx.plan();
+    ASSERT_EQ(p.events.size(), 2u);
+    EXPECT_TRUE(p.events[0].attr.sample_type & PERF_SAMPLE_CALLCHAIN);
+    EXPECT_FALSE(p.events[0].attr.exclude_callchain_user);
+    EXPECT_FALSE(p.events[1].attr.sample_type & PERF_SAMPLE_CALLCHAIN);
+}
+
 TEST(Plan, KmemleakPointerExpressions) {
     PlanContext ctx({"kmemleak", "--alloc", "kmem:mm_page_alloc//ptr=pfn/size=4096<<order/", "--free",
                      "kmem:mm_page_free//ptr=pfn/", "-C", "0"});
