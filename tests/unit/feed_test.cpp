@@ -73,10 +73,10 @@ struct Path {
     }
 
     FakeContext ctx;
+    EventPlan plan;  // the specs the events point at
     Env env;
-    EventPlan plan;
-    std::vector<TraceEvent*> by_index;
     Recorder impl;
+    std::vector<TraceEvent*> by_index;
     std::unique_ptr<Timeline> timeline;
     std::unique_ptr<Pairer> pairer;
     std::unique_ptr<Feed> feed;
