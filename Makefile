@@ -1,6 +1,6 @@
 # perf-prof — the only entry point. `make` builds ./perf-prof; `make test` installs, builds, tests.
 .DEFAULT_GOAL := all
-.PHONY: all deps test unit e2e demo sanitize format clean
+.PHONY: all deps test unit e2e demo sanitize format clean layers
 
 BUILD    ?= build
 SAN      ?=
@@ -252,6 +252,11 @@ demo: deps
 	@for c in sh python3; do grep "^$$c;" build/demo.folded | sort -t' ' -k2 -nr | head -2 | cut -c1-220; done
 	@echo "== the flame graph (open it in a browser: hover, click to zoom, Ctrl-F to search):"
 	@echo "   $(abspath build/demo.svg)"
+
+# The layer rule (docs/ARCHITECTURE.md): which component may include which, the heap agent's
+# own world, the registry called from profilers/ and main.cpp only, no source file over 700 lines.
+layers:
+	@/usr/bin/python3 scripts/check_layers.py
 
 format:
 	clang-format -i $$(find include lib profilers filter flamegraph bpf tests main.cpp \( -name '*.cpp' -o -name '*.h' -o -name '*.c' \))
