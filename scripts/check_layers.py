@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """The layer rule of perf-prof's product code (docs/ARCHITECTURE.md, "Layers").
 
-Reads every `#include "..."` of include/ lib/ profilers/ filter/ flamegraph/ main.cpp,
-resolves it as the compiler does (the including file's folder, then -Iinclude -Ilib -I.),
-maps both files to their component (their folder: lib/perf, filter, ...) and checks the
-edge against LAYERS below. Also checks:
+Reads every `#include` of include/ lib/ profilers/ filter/ flamegraph/ main.cpp, resolves
+it as the compiler does (the including file's folder for "...", then -Iinclude -Ilib -I.;
+a header found nowhere there is a system or generated one), maps both files to their
+component (their folder: lib/perf, filter, ...) and checks the edge against LAYERS below.
+Also checks:
   - the heap agent (lib/heap/agent/, loaded into the profiled process) is a world of its own:
     its quoted includes stay inside it, its <...> includes are C headers of libc and the
     kernel's uapi, nothing else;
