@@ -1,6 +1,6 @@
 # perf-prof — the only entry point. `make` builds ./perf-prof; `make test` installs, builds, tests.
 .DEFAULT_GOAL := all
-.PHONY: all deps test unit e2e demo sanitize format clean layers
+.PHONY: all deps test unit e2e demo sanitize format clean
 
 BUILD    ?= build
 SAN      ?=
@@ -255,6 +255,7 @@ demo: deps
 
 # The layer rule (docs/ARCHITECTURE.md): which component may include which, the heap agent's
 # own world, the registry called from profilers/ and main.cpp only, no source file over 700 lines.
+.PHONY: layers
 layers:
 	@/usr/bin/python3 scripts/check_layers.py
 
