@@ -253,6 +253,12 @@ demo: deps
 	@echo "== the flame graph (open it in a browser: hover, click to zoom, Ctrl-F to search):"
 	@echo "   $(abspath build/demo.svg)"
 
+# The layer rule (docs/ARCHITECTURE.md): which component may include which, the heap agent's
+# own world, the registry called from profilers/ and main.cpp only, no source file over 700 lines.
+.PHONY: layers
+layers:
+	@/usr/bin/python3 scripts/check_layers.py
+
 format:
 	clang-format -i $$(find include lib profilers filter flamegraph bpf tests main.cpp \( -name '*.cpp' -o -name '*.h' -o -name '*.c' \))
 

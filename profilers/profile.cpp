@@ -303,7 +303,7 @@ private:
         FILE* out = ctx_.out();
         if (lines_) {
             line_.clear();
-            output::append_line_head(ctx_, s.time, s.tid, s.cpu, {}, 0, line_);
+            output::append_line_head(ctx_, s.time, s.tid, s.cpu, {}, 0, line_, s.title);
             line_ += "profile: ";
             core::append_uint(line_, delta, 0);
             line_ += suffix_;

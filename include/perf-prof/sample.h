@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 namespace perfprof {
 
@@ -38,6 +39,9 @@ struct Sample {
     uint64_t user_stack_size = 0;
     // Set when the sample comes from a nested profiler (SPEC §2.8): that profiler prints it.
     Profiler* from = nullptr;
+    // Set by a parent printing the sample under a title (multi-trace --detail, SPEC §4.6.7):
+    // the line head shows it, padded to WALL's 26 columns, instead of WALL(ev).
+    std::string_view title;
 };
 
 // A PERF_RECORD_LOST: `count` records dropped on one ring between `start` and `end`

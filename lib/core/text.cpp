@@ -73,6 +73,8 @@ std::string_view next_field(std::string_view line, size_t& pos) {
 }
 
 namespace {
+// Set once by main before anything else runs, read-only afterwards (the SVG subtitles): the
+// process's argv as text, not state (ARCHITECTURE.md, "Process-wide state").
 std::string& command_line_text() {
     static std::string text = "perf-prof";
     return text;

@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -32,8 +31,6 @@ uint64_t monotonic_ns() {
 uint64_t align_up(uint64_t x, uint64_t a) {
     return (x + a - 1) & ~(a - 1);
 }
-
-std::atomic<unsigned> g_serial{0};
 
 }  // namespace
 
@@ -60,9 +57,13 @@ AgentChannel::AgentChannel(const AgentChannelOptions& o) {
     if (::stat("/dev/shm", &st) != 0 || !S_ISDIR(st.st_mode))
         throw Error("heap agent: /dev/shm is missing: the channel to the agent lives there",
                     "mount a tmpfs on /dev/shm, or use --probes=ebpf");
+    // <n>, the monotonic clock's ns, is never used twice by this process: the name of an
+    // unlinked channel stays in the environment of the target's exec'd children, whose agent
+    // must not find another target's channel under it. O_EXCL skips files a dead process left.
     int fd = -1;
     for (int tries = 0; fd < 0 && tries < 100; tries++) {
-        path_ = "/dev/shm/perf-prof-heap." + std::to_string(::getpid()) + "." + std::to_string(g_serial++);
+        path_ =
+            "/dev/shm/perf-prof-heap." + std::to_string(::getpid()) + "." + std::to_string(monotonic_ns());
         fd = ::open(path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (fd < 0 && errno != EEXIST) throw Error::sys(errno, "heap agent: cannot create " + path_);
     }

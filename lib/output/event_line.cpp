@@ -35,25 +35,13 @@ void probe_info(const Sample& s, std::string& line) {
     line += buf;
 }
 
-std::string_view g_title;  // the live TitleOverride's text
-bool g_titled = false;
-
 }  // namespace
 
-TitleOverride::TitleOverride(std::string_view title) {
-    g_title = title;
-    g_titled = true;
-}
-
-TitleOverride::~TitleOverride() {
-    g_titled = false;
-}
-
 void append_line_head(Context& ctx, uint64_t time, uint32_t tid, uint32_t cpu, std::string_view lat,
-                      char marker, std::string& line) {
-    if (g_titled) {
-        line += g_title;
-        if (g_title.size() < 26) line.append(26 - g_title.size(), ' ');
+                      char marker, std::string& line, std::string_view title) {
+    if (!title.empty()) {
+        line += title;
+        if (title.size() < 26) line.append(26 - title.size(), ' ');
         if (!marker) marker = ' ';
     } else {
         ctx.wall(time, line);
@@ -90,7 +78,7 @@ void format_event_line(Context& ctx, const Sample& s, std::string& line, char ma
     const uint32_t pid = have_common ? uint32_t(common.pid) : s.tid;
     append_line_head(ctx, s.time, pid, s.cpu,
                      have_common ? tep::lat_flags(common.flags, common.preempt_count) : std::string("...."),
-                     marker, line);
+                     marker, line, s.title);
     line += s.event->sys;
     line += ':';
     line += s.event->name;

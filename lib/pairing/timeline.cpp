@@ -254,8 +254,9 @@ struct Timeline::State {
     }
 
     void print_titled(const Node& n, const std::string& title) {
-        output::TitleOverride t(title);
-        env.print_event(n.copy.sample());
+        Sample s = n.copy.sample();
+        s.title = title;
+        env.print_event(s);
     }
 
     Walk make_walk(const Node& n1, const Node* n2, uint64_t key) {

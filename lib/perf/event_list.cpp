@@ -19,6 +19,8 @@ int quiet_print(enum libperf_print_level, const char*, va_list) {
     return 0;
 }
 
+// libperf's print hook is the library's global: set once, before the first evlist, by the
+// function-local static below (thread-safe). Process-wide state that stays (ARCHITECTURE.md).
 struct LibperfInit {
     LibperfInit() { libperf_init(quiet_print); }
 };

@@ -20,7 +20,9 @@ namespace perfprof::perf {
 
 namespace {
 
-// The workloads not released yet, for set_exec_env.
+// The workloads not released yet, for set_exec_env: kmemleak --user adds to the environment of
+// a command the session holds, by pid. Process-wide state that stays, used from the session's
+// thread only; a session service reaching its Workload would replace it (ARCHITECTURE.md).
 std::vector<Workload*>& waiting() {
     static std::vector<Workload*> w;
     return w;
