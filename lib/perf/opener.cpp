@@ -42,6 +42,29 @@ void set_output(int fd, int ring_fd) {
 
 }  // namespace
 
+// Wake-ups (SPEC §3.2, with batching as our default where SPEC wakes per event).
+void set_wakeups(perf_event_attr& a, const EventPlan& plan, const Options& opt, int pages) {
+    if (plan.overwrite) {
+        a.write_backward = 1;
+        a.watermark = 1;
+        a.wakeup_watermark = static_cast<uint32_t>(uint64_t(pages) * 4096);
+    } else if (opt.watermark) {
+        if (*opt.watermark == 0) {
+            a.watermark = 0;
+            a.wakeup_events = 1;
+        } else {
+            a.watermark = 1;
+            a.wakeup_watermark = static_cast<uint32_t>(uint64_t(pages) * 4096 * *opt.watermark / 100);
+        }
+    } else if (plan.per_event_wakeup) {
+        a.watermark = 0;
+        if (!a.wakeup_events) a.wakeup_events = 1;
+    } else if (!a.wakeup_watermark) {
+        a.watermark = 1;
+        a.wakeup_watermark = static_cast<uint32_t>(uint64_t(pages) * 4096 / 2);
+    }
+}
+
 Opener::Opener(const Options& opt, SessionServices& services, EventClock& clock, NestedResolver nested)
     : opt_(opt), services_(services), clock_(clock), nested_(std::move(nested)) {}
 
@@ -137,26 +160,7 @@ void Opener::open_device(Device& d) {
         if (d.need_ids) a.sample_type |= PERF_SAMPLE_IDENTIFIER;
         if (!spec.probe.empty()) a.config1 = reinterpret_cast<uintptr_t>(spec.probe.c_str());
         clock_.apply(a);
-        // Wake-ups (SPEC §3.2, with batching as our default where SPEC wakes per event).
-        if (d.plan.overwrite) {
-            a.write_backward = 1;
-            a.watermark = 1;
-            a.wakeup_watermark = static_cast<uint32_t>(uint64_t(d.pages) * 4096);
-        } else if (d.opt.watermark) {
-            if (*d.opt.watermark == 0) {
-                a.watermark = 0;
-                a.wakeup_events = 1;
-            } else {
-                a.watermark = 1;
-                a.wakeup_watermark = static_cast<uint32_t>(uint64_t(d.pages) * 4096 * *d.opt.watermark / 100);
-            }
-        } else if (d.plan.per_event_wakeup) {
-            a.watermark = 0;
-            if (!a.wakeup_events) a.wakeup_events = 1;
-        } else if (!a.wakeup_watermark) {
-            a.watermark = 1;
-            a.wakeup_watermark = static_cast<uint32_t>(uint64_t(d.pages) * 4096 / 2);
-        }
+        set_wakeups(a, d.plan, d.opt, d.pages);
         spec.attr = a;
         if (e == 0) {
             d.sample_type = a.sample_type;

@@ -19,6 +19,10 @@
 
 namespace perfprof::perf {
 
+// How an event of `plan` wakes the reader of its ring of `pages` pages (SPEC §3.2): overwrite
+// rings when full, --watermark, per event, or batched at half the ring.
+void set_wakeups(perf_event_attr& a, const EventPlan& plan, const Options& opt, int pages);
+
 class Opener {
 public:
     // `opt`: the session's options (the attachment); `services` become the devices' Context.
