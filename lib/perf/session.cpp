@@ -141,10 +141,11 @@ void Session::raise_fd_limit() {
 // The rings, the side band, the timers and stdin in the loop.
 void Session::watch() {
     Rings& rings = opener_->rings();
-    auto watch_ring = [this, &rings](size_t idx) {
+    // Kept by the opener for the rings of tasks followed later.
+    auto watch_ring = [this](size_t idx) {
         loop_.add(
-            rings[idx].ring->fd(), [this, idx](uint32_t events) { dispatcher_->on_ring(idx, events); },
-            EPOLLIN | EPOLLHUP);
+            opener_->rings()[idx].ring->fd(),
+            [this, idx](uint32_t events) { dispatcher_->on_ring(idx, events); }, EPOLLIN | EPOLLHUP);
     };
     bool batched = false;
     for (size_t i = 0; i < rings.size(); i++) {
