@@ -40,20 +40,6 @@ std::vector<std::string> split(std::string_view s) {
     return out;
 }
 
-// Every directory of the hierarchy, relative to its mount point ("" = the root), parents
-// first; symbolic links are not followed.
-std::vector<std::string> cgroup_dirs(const std::string& mount) {
-    namespace fs = std::filesystem;
-    std::vector<std::string> dirs{""};
-    std::error_code ec;
-    fs::recursive_directory_iterator it(mount, fs::directory_options::skip_permission_denied, ec), end;
-    for (; !ec && it != end; it.increment(ec)) {
-        if (!it->is_directory(ec) || it->is_symlink(ec)) continue;
-        dirs.push_back(it->path().lexically_relative(mount).string());
-    }
-    return dirs;
-}
-
 std::vector<std::string> match_regex(const std::string& mount, const std::vector<std::string>& res) {
     const std::vector<std::string> dirs = cgroup_dirs(mount);
     std::vector<std::string> out;
@@ -70,6 +56,20 @@ std::vector<std::string> match_regex(const std::string& mount, const std::vector
 }
 
 }  // namespace
+
+std::vector<std::string> cgroup_dirs(const std::string& mount) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::is_directory(mount, ec)) return {};
+    std::vector<std::string> dirs{""};
+    fs::recursive_directory_iterator it(mount, fs::directory_options::skip_permission_denied, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+        std::error_code gone;  // an entry removed meanwhile is skipped, the walk goes on
+        if (!it->is_directory(gone) || it->is_symlink(gone)) continue;
+        dirs.push_back(it->path().lexically_relative(mount).string());
+    }
+    return dirs;
+}
 
 std::vector<Cgroup> open_cgroups(std::string_view list) {
     const std::string mount = cgroup_mount();
