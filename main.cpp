@@ -1,9 +1,11 @@
 // perf-prof: parse, find the profiler, run the session, map errors to exit codes.
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/help.h"
@@ -46,6 +48,25 @@ void unblock_stop_signals() {
 }
 }  // namespace
 
+// A profiler named in an event list (SPEC §2.8): its name and options parsed as a command
+// line of their own, for the session to open as a child device.
+static perfprof::perf::DeviceSpec resolve_nested(const perfprof::NestedSpec& n, const std::string& parent) {
+    using namespace perfprof;
+    // SPEC §2.8 rule 1: OPTIONS split on single spaces, whole-text quotes already removed.
+    std::vector<std::string> words{n.profiler};
+    for (std::string_view rest = n.options; !rest.empty();) {
+        const size_t sp = std::min(rest.find(' '), rest.size());
+        if (sp) words.emplace_back(rest.substr(0, sp));
+        rest.remove_prefix(std::min(sp + 1, rest.size()));
+    }
+    cli::Parsed p = cli::parse(words, all_profilers());
+    if (p.action != cli::Action::Run || !p.profiler || p.profiler->run_words)
+        throw Error("profiler " + n.profiler + " cannot be nested in " + parent);
+    if (!p.opt.workload.empty())
+        throw Error::usage("nested " + n.profiler + ": unexpected word '" + p.opt.workload[0] + "'");
+    return {p.profiler->name, p.profiler->create, std::move(p.opt)};
+}
+
 // Results that could not all be written (a full disk, /dev/full) must not end in exit 0.
 static int output_written(int rc) {
     if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return rc;
@@ -84,7 +105,7 @@ static int run(int argc, char** argv) {
             for (const std::string& w : p.opt.workload) std::printf(" %s", w.c_str());
             std::printf("\n");
         }
-        perf::Session session(p.opt, *p.profiler);
+        perf::Session session(p.opt, *p.profiler, resolve_nested);
         return session.run();
     } catch (const Error& e) {
         std::fflush(stdout);

@@ -5,10 +5,8 @@
 // request (serve/cpu_job); heap profiles from the heap agent, preloaded into the command
 // launched or injected on the first heap request, else from eBPF uprobes (serve/heap_target);
 // symbols from the shared symbol cache. One thread: the HTTP server (http/server), the
-// profiles' pipes and the signals share one epoll loop.
-#include <sys/epoll.h>
+// profiles' pipes and the signals share one core::EventLoop.
 #include <sys/random.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,7 +21,7 @@
 #include <variant>
 #include <vector>
 
-#include "core/fd.h"
+#include "core/event_loop.h"
 #include "core/parse.h"
 #include "core/time.h"
 #include "http/route.h"
@@ -151,8 +149,6 @@ http::Response html(std::string body) {
     return r;
 }
 
-constexpr uint64_t kTagHttp = 1, kTagSignal = 2, kTagJob = 3;  // epoll tags: kind << 32 | pid
-
 class Serve {
 public:
     explicit Serve(const Options& opt)
@@ -203,26 +199,8 @@ public:
         }
         std::fflush(stdout);
 
-        int64_t next_house = core::monotonic_now_ns() + kHouseNs;
-        while (!stopping_) {
-            epoll_event evs[16];
-            const int n = ::epoll_wait(epoll_.get(), evs, 16, wait_ms(next_house));
-            if (n < 0 && errno != EINTR) throw Error::sys(errno, "serve: epoll_wait");
-            for (int i = 0; i < n; ++i) {
-                const uint64_t tag = evs[i].data.u64 >> 32;
-                if (tag == kTagHttp) http_.run();
-                if (tag == kTagSignal) on_signal();
-                if (tag == kTagJob) pump_job(int(evs[i].data.u64 & 0xffffffff));
-            }
-            http_.run();  // timeouts
-            const int64_t now = core::monotonic_now_ns();
-            for (auto& [pid, j] : jobs_)
-                if (!j.job->stopped() && now >= j.job->deadline_ns()) j.job->stop();
-            if (now >= next_house) {
-                next_house = now + kHouseNs;
-                housekeeping(now);
-            }
-        }
+        next_house_ = core::monotonic_now_ns() + kHouseNs;
+        loop_.run({[this] { return wait_ms(); }, [this] { after_wake(); }});
         shutdown();
         return 0;
     }
@@ -242,31 +220,28 @@ private:
         return host.empty() ? "127.0.0.1" : host;
     }
 
+    // The HTTP server, the profiles' pipes and the stop signals share one loop.
     void setup_loop() {
-        epoll_.reset(::epoll_create1(EPOLL_CLOEXEC));
-        if (!epoll_) throw Error::sys(errno, "serve: epoll_create1");
-        sigset_t set;
-        sigemptyset(&set);
-        for (int s : {SIGINT, SIGTERM, SIGHUP}) sigaddset(&set, s);
-        ::sigprocmask(SIG_BLOCK, &set, nullptr);
-        signal_fd_.reset(::signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC));
-        if (!signal_fd_) throw Error::sys(errno, "serve: signalfd");
+        loop_.watch_signals({SIGINT, SIGTERM, SIGHUP}, [this](const signalfd_siginfo&) { loop_.stop(); });
         std::signal(SIGPIPE, SIG_IGN);
-        watch(http_.fd(), kTagHttp << 32);
-        watch(signal_fd_.get(), kTagSignal << 32);
+        loop_.add(http_.fd(), [this](uint32_t) { http_.run(); });
     }
 
-    void watch(int fd, uint64_t tag) {
-        epoll_event ev{};
-        ev.events = EPOLLIN;
-        ev.data.u64 = tag;
-        if (::epoll_ctl(epoll_.get(), EPOLL_CTL_ADD, fd, &ev) != 0)
-            throw Error::sys(errno, "serve: epoll_ctl");
-    }
-
-    int wait_ms(int64_t next_house) const {
+    // After every wake-up: the server's timeouts, the profiles' deadlines, housekeeping.
+    void after_wake() {
+        http_.run();
         const int64_t now = core::monotonic_now_ns();
-        int64_t due = next_house;
+        for (auto& [pid, j] : jobs_)
+            if (!j.job->stopped() && now >= j.job->deadline_ns()) j.job->stop();
+        if (now >= next_house_) {
+            next_house_ = now + kHouseNs;
+            housekeeping(now);
+        }
+    }
+
+    int wait_ms() const {
+        const int64_t now = core::monotonic_now_ns();
+        int64_t due = next_house_;
         for (const auto& [pid, j] : jobs_)
             if (!j.job->stopped()) due = std::min(due, j.job->deadline_ns());
         int ms = int(std::max<int64_t>(0, (due - now + 999'999) / 1'000'000));
@@ -275,15 +250,12 @@ private:
         return ms;
     }
 
-    void on_signal() {
-        signalfd_siginfo si;
-        while (::read(signal_fd_.get(), &si, sizeof si) == sizeof si) stopping_ = true;
-    }
-
     // Ends every profile in progress (their clients get 503) and sends what is queued.
     void shutdown() {
-        for (auto& [pid, j] : jobs_)
+        for (auto& [pid, j] : jobs_) {
+            loop_.remove(j.job->fd());
             http_.reply(j.request, http::Response::text(503, "503 serve is stopping"));
+        }
         jobs_.clear();
         for (int i = 0; i < 20 && http_.waiting() + http_.connections() > 0; ++i) {
             http_.run();
@@ -308,7 +280,7 @@ private:
         // Named targets: serve ends with the last of them, once its profiles are answered.
         const bool any = std::any_of(access_.pids.begin(), access_.pids.end(),
                                      [](int pid) { return perf::task_alive(pid); });
-        if (!any && jobs_.empty()) stopping_ = true;
+        if (!any && jobs_.empty()) loop_.stop();
     }
 
     // The symbols of processes that are gone.
@@ -428,7 +400,7 @@ private:
         req.dwarf_stack = opt_.dwarf_stack;
         req.format = legacy ? serve::CpuFormat::Gperftools : serve::CpuFormat::Proto;
         Job j{id, std::make_unique<serve::CpuJob>(req), r.peer};
-        watch(j.job->fd(), kTagJob << 32 | uint32_t(pid));
+        loop_.add(j.job->fd(), [this, pid](uint32_t) { pump_job(pid); });
         jobs_.emplace(pid, std::move(j));
         return std::nullopt;
     }
@@ -438,6 +410,7 @@ private:
         if (it == jobs_.end() || !it->second.job->pump()) return;
         Job j = std::move(it->second);
         jobs_.erase(it);
+        loop_.remove(j.job->fd());
         serve::CpuJob::Result res = j.job->result();
         const bool legacy = j.job->request().format == serve::CpuFormat::Gperftools;
         http::Response resp = res.ok ? octets(std::move(res.body), legacy ? "profile.prof" : "profile")
@@ -450,6 +423,7 @@ private:
         // The client of a CPU profile went away: its child is killed, its events freed.
         for (auto it = jobs_.begin(); it != jobs_.end(); ++it)
             if (it->second.request == id) {
+                loop_.remove(it->second.job->fd());
                 jobs_.erase(it);
                 return;
             }
@@ -464,8 +438,8 @@ private:
     std::map<int, std::unique_ptr<serve::HeapTarget>> heaps_;
     std::map<int, Job> jobs_;   // by target pid: one CPU profile per target at a time
     std::set<int> symbolized_;  // processes in the symbol cache
-    core::Fd epoll_, signal_fd_;
-    bool stopping_ = false;
+    core::EventLoop loop_;
+    int64_t next_house_ = 0;
 };
 
 int run_serve(const Options& opt) {

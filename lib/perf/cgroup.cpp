@@ -1,12 +1,12 @@
 #include "perf/cgroup.h"
 
 #include <fcntl.h>
-#include <ftw.h>
 #include <regex.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -40,18 +40,9 @@ std::vector<std::string> split(std::string_view s) {
     return out;
 }
 
-std::vector<std::string>* g_dirs;  // nftw has no user pointer
-size_t g_prefix;
-int collect(const char* path, const struct stat*, int type, struct FTW*) {
-    if (type == FTW_D) g_dirs->emplace_back(path + std::min(g_prefix, std::strlen(path)));
-    return 0;
-}
-
 std::vector<std::string> match_regex(const std::string& mount, const std::vector<std::string>& res) {
-    std::vector<std::string> dirs, out;
-    g_dirs = &dirs;
-    g_prefix = mount.size() + 1;
-    nftw(mount.c_str(), collect, 16, FTW_PHYS);
+    const std::vector<std::string> dirs = cgroup_dirs(mount);
+    std::vector<std::string> out;
     for (const std::string& r : res) {
         regex_t re;
         if (regcomp(&re, r.c_str(), REG_NOSUB) != 0)
@@ -65,6 +56,20 @@ std::vector<std::string> match_regex(const std::string& mount, const std::vector
 }
 
 }  // namespace
+
+std::vector<std::string> cgroup_dirs(const std::string& mount) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (!fs::is_directory(mount, ec)) return {};
+    std::vector<std::string> dirs{""};
+    fs::recursive_directory_iterator it(mount, fs::directory_options::skip_permission_denied, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+        std::error_code gone;  // an entry removed meanwhile is skipped, the walk goes on
+        if (!it->is_directory(gone) || it->is_symlink(gone)) continue;
+        dirs.push_back(it->path().lexically_relative(mount).string());
+    }
+    return dirs;
+}
 
 std::vector<Cgroup> open_cgroups(std::string_view list) {
     const std::string mount = cgroup_mount();

@@ -115,16 +115,6 @@ private:
     std::string key_, maps_;  // maps_: the target's at the start (gperftools format)
 };
 
-// The request the child's profiler is made for (ProfilerInfo::create takes no argument).
-CpuRequest g_request;
-
-std::unique_ptr<Profiler> create_sampler(Context& ctx) {
-    return std::make_unique<CpuSampler>(ctx, g_request);
-}
-
-const ProfilerInfo kSamplerInfo = {"serve",       "CPU profile of one process for serve", "", {}, {},
-                                   create_sampler};
-
 // In the child: fds 0 /dev/null, 1 and 2 the messages, 3 the profile, nothing else of
 // serve's (its listening socket and connections must close when serve closes them).
 [[noreturn]] void child_main(const CpuRequest& r, int data, int messages) {
@@ -143,13 +133,15 @@ const ProfilerInfo kSamplerInfo = {"serve",       "CPU profile of one process fo
     ::sigprocmask(SIG_SETMASK, &stops, nullptr);
     int rc = 1;
     try {
-        g_request = r;
         Options opt;
         opt.profiler = "serve";
         opt.pids = std::to_string(r.pid);
         opt.call_graph = true;
         opt.dwarf_stack = r.dwarf_stack;
-        perf::Session session(opt, kSamplerInfo);
+        perf::Session session(perf::DeviceSpec{
+            "serve",
+            [&r](Context& ctx) -> std::unique_ptr<Profiler> { return std::make_unique<CpuSampler>(ctx, r); },
+            opt});
         rc = session.run();
     } catch (const std::exception& e) {
         std::fprintf(stderr, "%s\n", e.what());

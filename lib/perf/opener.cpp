@@ -1,7 +1,5 @@
-// The session's devices: where they attach (SPEC §1.6), opening their events with filters and
-// rings (SPEC §3.1, §3.2), nested children (SPEC §2.8), and following tasks created later
-// (SPEC §3.10): a per-task device gets its events on the new task, a device watching whole
-// CPUs gets its kernel filters widened, both before the new task runs.
+#include "perf/opener.h"
+
 #include <sys/ioctl.h>
 
 #include <algorithm>
@@ -11,12 +9,10 @@
 #include <cstring>
 #include <filesystem>
 
-#include "cli/parser.h"
 #include "core/parse.h"
 #include "perf-prof/error.h"
 #include "perf/proc_tasks.h"
-#include "perf/session.h"
-#include "perf/session_device.h"
+#include "unwind/call_graph.h"
 
 namespace perfprof::perf {
 
@@ -38,19 +34,6 @@ void check_thread(int tid) {
                     " does not exist or has exited");
 }
 
-// SPEC §2.8 rule 1: OPTIONS split on single spaces, whole-text quotes already removed.
-std::vector<std::string> split_spaces(const std::string& s) {
-    std::vector<std::string> words;
-    size_t i = 0;
-    while (i <= s.size()) {
-        size_t j = s.find(' ', i);
-        if (j == std::string::npos) j = s.size();
-        if (j > i) words.push_back(s.substr(i, j - i));
-        i = j + 1;
-    }
-    return words;
-}
-
 // Makes `fd` write into the ring mapped over `ring_fd` (PERF_EVENT_IOC_SET_OUTPUT).
 void set_output(int fd, int ring_fd) {
     if (::ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, ring_fd) != 0)
@@ -59,7 +42,42 @@ void set_output(int fd, int ring_fd) {
 
 }  // namespace
 
-void Session::attach() {
+// Wake-ups (SPEC §3.2, with batching as our default where SPEC wakes per event).
+void set_wakeups(perf_event_attr& a, const EventPlan& plan, const Options& opt, int pages) {
+    if (plan.overwrite) {
+        a.write_backward = 1;
+        a.watermark = 1;
+        a.wakeup_watermark = static_cast<uint32_t>(uint64_t(pages) * 4096);
+    } else if (opt.watermark) {
+        if (*opt.watermark == 0) {
+            a.watermark = 0;
+            a.wakeup_events = 1;
+        } else {
+            a.watermark = 1;
+            a.wakeup_watermark = static_cast<uint32_t>(uint64_t(pages) * 4096 * *opt.watermark / 100);
+        }
+    } else if (plan.per_event_wakeup) {
+        a.watermark = 0;
+        if (!a.wakeup_events) a.wakeup_events = 1;
+    } else if (!a.wakeup_watermark) {
+        a.watermark = 1;
+        a.wakeup_watermark = static_cast<uint32_t>(uint64_t(pages) * 4096 / 2);
+    }
+}
+
+Opener::Opener(const Options& opt, SessionServices& services, EventClock& clock, NestedResolver nested)
+    : opt_(opt), services_(services), clock_(clock), nested_(std::move(nested)) {}
+
+Opener::~Opener() = default;
+
+Device& Opener::open(DeviceSpec top) {
+    Device& d = add_device(std::move(top), nullptr);
+    open_device(d);
+    return d;
+}
+
+void Opener::attach(Workload* workload) {
+    workload_ = workload;
     // Attach model precedence: -p, -t, workload, CPUs (+cgroups) (SPEC §1.6).
     per_thread_ = true;
     if (!opt_.pids.empty()) {
@@ -80,15 +98,16 @@ void Session::attach() {
     if (!per_thread_ && opt_.cgroups_given) cgroups_ = open_cgroups(opt_.cgroups);
 }
 
-Session::Device& Session::add_device(const ProfilerInfo& info, const Options& opt, Device* parent) {
-    devices_.push_back(std::make_unique<Device>(*this, info, opt, parent));
+Device& Opener::add_device(DeviceSpec spec, Device* parent) {
+    ProfilerFactory create = std::move(spec.create);
+    devices_.push_back(std::make_unique<Device>(services_, std::move(spec), parent));
     Device& d = *devices_.back();
-    d.profiler = info.create(d);
+    const Options& opt = d.opt;
+    d.profiler = create(d);
     d.plan = d.profiler->plan();
-    if (d.plan.events.empty() && d.plan.nested.empty())
-        throw Error(std::string(info.name) + ": no events to open");
+    if (d.plan.events.empty() && d.plan.nested.empty()) throw Error(d.name + ": no events to open");
     if (d.plan.follow && !per_thread_)
-        throw Error::usage(std::string(info.name) +
+        throw Error::usage(d.name +
                            ": --ptrace follows the tasks of -p, -t or a command, and none is given (on "
                            "CPUs every task is watched already)");
     auto eval = std::make_unique<PerfEval>(opt);
@@ -114,12 +133,12 @@ Session::Device& Session::add_device(const ProfilerInfo& info, const Options& op
     d.thread_map = d.per_thread ? thread_map(tids_) : all_threads();
     if (parent && parent->per_thread && !d.per_thread) {
         // Instances are CPUs here and tasks in the parent (SPEC §2.8 rule 2).
-        std::printf("%s events are forwarded to %s, reset instance.\n", info.name, parent->info.name);
+        std::printf("%s events are forwarded to %s, reset instance.\n", d.name.c_str(), parent->name.c_str());
     }
     return d;
 }
 
-void Session::open_device(Device& d) {
+void Opener::open_device(Device& d) {
     const int ncpu = perf_cpu_map__nr(d.cpus.get());
     d.pages = d.opt.mmap_pages.value_or(d.plan.pages);
     // A sample with a user stack copy is the copy's size and more: room for 64 of them, so that
@@ -140,27 +159,8 @@ void Session::open_device(Device& d) {
         a.sample_id_all = 1;  // lost records carry a time
         if (d.need_ids) a.sample_type |= PERF_SAMPLE_IDENTIFIER;
         if (!spec.probe.empty()) a.config1 = reinterpret_cast<uintptr_t>(spec.probe.c_str());
-        clock_->apply(a);
-        // Wake-ups (SPEC §3.2, with batching as our default where SPEC wakes per event).
-        if (d.plan.overwrite) {
-            a.write_backward = 1;
-            a.watermark = 1;
-            a.wakeup_watermark = static_cast<uint32_t>(uint64_t(d.pages) * 4096);
-        } else if (d.opt.watermark) {
-            if (*d.opt.watermark == 0) {
-                a.watermark = 0;
-                a.wakeup_events = 1;
-            } else {
-                a.watermark = 1;
-                a.wakeup_watermark = static_cast<uint32_t>(uint64_t(d.pages) * 4096 * *d.opt.watermark / 100);
-            }
-        } else if (d.plan.per_event_wakeup) {
-            a.watermark = 0;
-            if (!a.wakeup_events) a.wakeup_events = 1;
-        } else if (!a.wakeup_watermark) {
-            a.watermark = 1;
-            a.wakeup_watermark = static_cast<uint32_t>(uint64_t(d.pages) * 4096 / 2);
-        }
+        clock_.apply(a);
+        set_wakeups(a, d.plan, d.opt, d.pages);
         spec.attr = a;
         if (e == 0) {
             d.sample_type = a.sample_type;
@@ -195,8 +195,8 @@ void Session::open_device(Device& d) {
     open_nested(d);
 }
 
-std::vector<perf_evsel*> Session::open_event(Device& d, size_t e, const CpuMap& cpus,
-                                             const ThreadMap& threads, const std::string* filter) {
+std::vector<perf_evsel*> Opener::open_event(Device& d, size_t e, const CpuMap& cpus, const ThreadMap& threads,
+                                            const std::string* filter) {
     const EventSpec& spec = d.plan.events[e];
     const std::string what = event_name(spec);
     std::vector<perf_evsel*> evs;
@@ -229,7 +229,7 @@ std::vector<perf_evsel*> Session::open_event(Device& d, size_t e, const CpuMap& 
     return evs;
 }
 
-void Session::install_filter(Device& d, size_t e, int fd, const std::string& text, const std::string& what) {
+void Opener::install_filter(Device& d, size_t e, int fd, const std::string& text, const std::string& what) {
     EventSpec& spec = d.plan.events[e];
     // Every instance gets the program, or the run stops: never sample unfiltered (SPEC §1.9).
     if (spec.bpf_prog >= 0 && ::ioctl(fd, PERF_EVENT_IOC_SET_BPF, spec.bpf_prog) != 0)
@@ -253,23 +253,17 @@ void Session::install_filter(Device& d, size_t e, int fd, const std::string& tex
     throw Error(what + " filter '" + text + "' failed, " + std::strerror(err));
 }
 
-void Session::open_nested(Device& parent) {
+void Opener::open_nested(Device& parent) {
     for (const NestedSpec& n : parent.plan.nested) {
-        std::vector<std::string> words{n.profiler};
-        for (std::string& w : split_spaces(n.options)) words.push_back(std::move(w));
-        cli::Parsed p = cli::parse(words, all_profilers());
-        if (p.action != cli::Action::Run || !p.profiler || p.profiler->run_words)
-            throw Error("profiler " + n.profiler + " cannot be nested in " + parent.info.name);
-        if (!p.opt.workload.empty())
-            throw Error::usage("nested " + n.profiler + ": unexpected word '" + p.opt.workload[0] + "'");
+        if (!nested_) throw Error("profiler " + n.profiler + " cannot be nested in " + parent.name);
+        DeviceSpec spec = nested_(n, parent.name);
         // Opened on exactly the parent's CPUs and threads, so instances correspond (SPEC §2.8);
         // the event clock is the session's.
-        Options o = p.opt;
-        o.cpus = parent.opt.cpus;
-        o.pids = parent.opt.pids;
-        o.tids = parent.opt.tids;
-        o.workload.clear();
-        Device& child = add_device(*p.profiler, o, &parent);
+        spec.opt.cpus = parent.opt.cpus;
+        spec.opt.pids = parent.opt.pids;
+        spec.opt.tids = parent.opt.tids;
+        spec.opt.workload.clear();
+        Device& child = add_device(std::move(spec), &parent);
         if (!n.cpus.empty())
             for (EventSpec& e : child.plan.events) e.cpus = n.cpus;
         // A nested child wakes in batches unless told otherwise (SPEC §3.2).
@@ -278,7 +272,7 @@ void Session::open_nested(Device& parent) {
     }
 }
 
-size_t Session::add_ring(Ring r) {
+size_t Opener::add_ring(Ring r) {
     const size_t idx = rings_.size();
     r.dev->rings.push_back(idx);
     rings_.push_back(std::move(r));
@@ -286,14 +280,14 @@ size_t Session::add_ring(Ring r) {
 }
 
 // The first fd of an instance gets the ring mapped over it; the others write into it.
-void Session::join_ring(Ring& r, int fd) {
+void Opener::join_ring(Ring& r, int fd) {
     if (!r.ring)
         r.ring = std::make_unique<MappedRing>(fd, r.dev->pages, r.dev->plan.overwrite);
     else
         set_output(fd, r.ring->fd());
 }
 
-void Session::map_rings(Device& d) {
+void Opener::map_rings(Device& d) {
     const int nthr = perf_thread_map__nr(d.thread_map.get());
     const int n = d.ring_per_cpu ? perf_cpu_map__nr(d.cpus.get()) : nthr;
     for (int i = 0; i < n; i++) {
@@ -322,7 +316,7 @@ void Session::map_rings(Device& d) {
     }
 }
 
-void Session::start_following() {
+void Opener::start_following() {
     const bool wanted =
         std::any_of(devices_.begin(), devices_.end(), [](const auto& d) { return d->plan.follow; });
     if (!wanted) return;
@@ -336,7 +330,7 @@ void Session::start_following() {
         if (!std::binary_search(tids_.begin(), tids_.end(), tid)) follow(tid);
 }
 
-void Session::follow(int tid) {
+void Opener::follow(int tid) {
     if (std::binary_search(tids_.begin(), tids_.end(), tid)) return;
     tids_.insert(std::upper_bound(tids_.begin(), tids_.end(), tid), tid);
     for (auto& d : devices_) {
@@ -348,14 +342,14 @@ void Session::follow(int tid) {
                 follow_filtered(*d, tid);
         } catch (const Error& e) {
             // The task runs on untraced: say so, and keep the others.
-            std::fprintf(stderr, "perf-prof: %s: cannot follow new task %d: %s\n", d->info.name, tid,
+            std::fprintf(stderr, "perf-prof: %s: cannot follow new task %d: %s\n", d->name.c_str(), tid,
                          e.what());
         }
     }
 }
 
 // A clone of the device's events on one more task (SPEC §3.10), enabled before it runs.
-void Session::follow_device(Device& d, int tid) {
+void Opener::follow_device(Device& d, int tid) {
     const ThreadMap one = thread_map({tid});
     std::vector<perf_evsel*> opened;
     for (size_t e = 0; e < d.plan.events.size(); e++)
@@ -371,7 +365,7 @@ void Session::follow_device(Device& d, int tid) {
         r.tid = tid;
         for (perf_evsel* ev : opened) join_ring(r, EventList::fd(ev, 0, 0));
         const size_t idx = add_ring(std::move(r));
-        if (!d.plan.overwrite) watch_ring(idx);
+        if (!d.plan.overwrite && on_new_ring) on_new_ring(idx);
     } else {
         // inherit: the new task's events write into the rings of their CPUs.
         for (perf_evsel* ev : opened) share_cpu_rings(d, ev);
@@ -380,7 +374,7 @@ void Session::follow_device(Device& d, int tid) {
 }
 
 // An event opened later on every CPU of the device writes into the device's ring of each CPU.
-void Session::share_cpu_rings(Device& d, perf_evsel* ev) {
+void Opener::share_cpu_rings(Device& d, perf_evsel* ev) {
     for (int c = 0; c < perf_cpu_map__nr(d.cpus.get()); c++) {
         const int cpu = perf_cpu_map__cpu(d.cpus.get(), c).cpu;
         for (size_t i : d.rings)
@@ -391,7 +385,7 @@ void Session::share_cpu_rings(Device& d, perf_evsel* ev) {
 // A device on whole CPUs selects the attached tasks by kernel filter. A perf event's filter
 // cannot be replaced (the kernel answers EEXIST), so the new task gets events of its own,
 // filtered for it, writing into the device's rings.
-void Session::follow_filtered(Device& d, int tid) {
+void Opener::follow_filtered(Device& d, int tid) {
     const std::vector<std::string> filters = d.profiler->filters_for({tid});
     std::vector<perf_evsel*> opened;
     for (size_t e = 0; e < filters.size() && e < d.plan.events.size(); e++) {
@@ -407,27 +401,28 @@ void Session::follow_filtered(Device& d, int tid) {
     for (perf_evsel* ev : opened) perf_evsel__enable(ev);
 }
 
-void Session::task_exited(int tid) {
+bool Opener::task_exited(int tid) {
     if (workload_ && tid == workload_->pid()) {
         workload_->set_exited();
-        stopping_ = true;
-    } else if (follower_ && follower_->alive() == 0) {
-        stopping_ = true;  // every followed task is gone
+        return true;
     }
+    return follower_ && follower_->alive() == 0;  // every followed task is gone
+}
+
+bool Opener::reap() {
+    bool over = false;
+    if (follower_)
+        follower_->poll([this](int tid) { follow(tid); }, [&](int tid) { over |= task_exited(tid); });
+    else if (workload_ && workload_->reap())
+        over = true;
+    return over;
 }
 
 // Devices on whole CPUs never see their tasks' rings hang up: look for the tasks instead.
-bool Session::attached_tasks_gone() const {
+bool Opener::attached_tasks_gone() const {
     if (!per_thread_ || follower_ || workload_) return false;
     if (devices_.empty() || devices_[0]->per_thread) return false;
     return std::none_of(tids_.begin(), tids_.end(), task_alive);
-}
-
-void Session::close_device(Device& d) {
-    d.closed = true;
-    for (auto& list : d.evsels)
-        for (perf_evsel* ev : list) perf_evsel__disable(ev);
-    if (!d.parent) stopping_ = true;
 }
 
 }  // namespace perfprof::perf
