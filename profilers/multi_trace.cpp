@@ -241,7 +241,7 @@ public:
         env_.hist = own.hist;
         env_.verbose = opt.verbose;
         if (stacks) {
-            printer_ = std::make_unique<stack::Printer>(kernel, user);
+            printer_ = std::make_unique<stack::Printer>(ctx_.symbolizer(), kernel, user);
             env_.printer = printer_.get();
         }
         if (own.detail) {
