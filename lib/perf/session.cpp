@@ -20,8 +20,6 @@
 #include "filter/syscall_names.h"
 #include "perf-prof/error.h"
 #include "perf/record.h"
-#include "stack/flame_graph.h"
-#include "stack/stack_printer.h"
 
 namespace perfprof::perf {
 
@@ -58,7 +56,8 @@ void consume_timer(int fd) {
 
 }  // namespace
 
-Session::Session(const Options& opt, const ProfilerInfo& info) : opt_(opt), info_(info) {
+Session::Session(const Options& opt, const ProfilerInfo& info)
+    : opt_(opt), info_(info), symbols_(sym::Symbolizer::Settings{.verbose = opt.verbose}) {
     hooks_.user = this;
     hooks_.comm_get = [](int pid, void* user) -> const char* {
         auto* s = static_cast<Session*>(user);
@@ -110,12 +109,9 @@ int Session::run() {
     comms_ = std::make_unique<CommTable>();
     // Symbols of a process are kept as long as its name: samples read after its exit record
     // still resolve, and a reused pid gets fresh maps.
-    comms_->forget = [](uint32_t tid) { stack::forget_process(tid); };
-    comms_->on_exec = [](uint32_t pid) {
-        stack::forget_process(pid);
-        stack::shared_syms().exec_image(int(pid));
-    };
-    comms_->on_mmap = [](const CommTable::Mapping& m) {
+    comms_->forget = [this](uint32_t tid) { symbols_.exit(tid); };
+    comms_->on_exec = [this](uint32_t pid) { symbols_.exec(pid); };
+    comms_->on_mmap = [this](const CommTable::Mapping& m) {
         if (!(m.prot & PROT_EXEC)) return;
         sym::MapsLine l;
         l.start = m.start;
@@ -126,7 +122,7 @@ int Session::run() {
         l.dev_minor = m.min;
         l.inode = m.ino;
         l.path = std::string(m.path);
-        stack::shared_syms().add_mapping(int(m.pid), l);
+        symbols_.mmap(m.pid, l);
     };
     clock_ = std::make_unique<EventClock>(opt_, tep());
 
@@ -457,7 +453,7 @@ void Session::deliver(Ring& r, const perf_event_header& h, uint64_t time) {
     if (!decode_sample(h, spec.attr.sample_type, s, spec.attr.sample_regs_user)) return;
     // --call-graph dwarf: the user stack is unwound now, while the process and its mappings
     // are alive; profilers see a complete call chain.
-    if (unwind::carries_user_stack(spec.attr)) unwinder_.unwind(s, spec.attr);
+    if (unwind::carries_user_stack(spec.attr)) unwinder_.unwind(s, spec.attr, symbols_);
     // A per-CPU ring says the CPU: profilers may leave PERF_SAMPLE_CPU out (8 bytes less per event).
     if (!(spec.attr.sample_type & PERF_SAMPLE_CPU) && r.cpu >= 0) s.cpu = uint32_t(r.cpu);
     s.time = clock_->convert(time);  // raised when the Orderer fixed it

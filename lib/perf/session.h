@@ -26,6 +26,7 @@
 #include "perf/ring.h"
 #include "perf/task_follower.h"
 #include "perf/workload.h"
+#include "sym/symbolizer.h"
 #include "tep/tep.h"
 #include "unwind/call_graph.h"
 
@@ -107,6 +108,8 @@ private:
 
     Options opt_;
     const ProfilerInfo& info_;
+    // Before the devices: their profilers' outputs hold it until they are destroyed.
+    sym::Symbolizer symbols_;
     std::unique_ptr<Workload> workload_;
     std::unique_ptr<tep::Tep> tep_;
     std::unique_ptr<CommTable> comms_;

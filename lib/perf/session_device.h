@@ -32,6 +32,7 @@ struct Session::Device final : Context {
     int cpu_count() const override { return perf_cpu_map__nr(session.cpus_.get()); }
     bool forwarding() const override { return parent != nullptr; }
     bool tsc_time() const override { return session.clock_->tsc(); }
+    sym::Symbolizer& symbolizer() override { return session.symbols_; }
 
     int event_of(uint64_t id) const {
         auto it = ids.find(id);

@@ -7,8 +7,7 @@
 
 #include "perf/session.h"
 #include "perf/session_device.h"
-#include "stack/stack_printer.h"
-#include "sym/object.h"
+#include "sym/symbolizer.h"
 
 namespace perfprof::perf {
 
@@ -71,8 +70,7 @@ void Session::dump_state() {
             (unsigned long long)st.buffered_bytes, (unsigned long long)st.peak_bytes);
     }
     std::printf("  task names: %zu\n", comms_->size());
-    sym::print_object_stats(stdout);
-    stack::shared_syms().dump(stdout);
+    symbols_.dump(stdout);
     std::fflush(stdout);
 }
 
