@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 
 namespace perfprof::sym {
 
@@ -53,19 +54,10 @@ std::string own_vdso() {
 }  // namespace
 
 const char* reason_text(UnknownReason r) {
-    switch (r) {
-        case UnknownReason::None:
-            return "";
-        case UnknownReason::NoMapping:
-            return "no mapping";
-        case UnknownReason::NoSymbol:
-            return "no symbol";
-        case UnknownReason::Stripped:
-            return "stripped";
-        case UnknownReason::Unreadable:
-            return "unreadable file";
-    }
-    return "";
+    // In the enum's order.
+    static constexpr const char* kText[] = {"", "no mapping", "no symbol", "stripped", "unreadable file"};
+    const auto i = static_cast<size_t>(r);
+    return i < std::size(kText) ? kText[i] : "";
 }
 
 bool parse_maps_line(std::string_view line, MapsLine& out) {
