@@ -265,7 +265,7 @@ private:
     int max_stack(const Sample& s) const {
         return s.event_index >= 0 && size_t(s.event_index) < events_.size()
                    ? events_[size_t(s.event_index)].max_stack
-                   : 127;
+                   : stack::kMaxStack;
     }
 
     // SPEC §4.5.3 step 1, with §4.5.5's ALLOC LIST line for SIGUSR1.
