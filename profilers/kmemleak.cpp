@@ -20,6 +20,7 @@
 #include "perf-prof/profiler.h"
 #include "stack/flame_graph.h"
 #include "stack/pprof_stacks.h"
+#include "stack/stack_outputs.h"
 #include "stack/stack_printer.h"
 
 namespace perfprof {
@@ -104,7 +105,7 @@ bool has_field(const event::Resolved& r, const char* name) {
 struct LeakEvent {
     bool alloc = false;
     std::unique_ptr<filter::Program> ptr, size;
-    int max_stack = 127;
+    int max_stack = stack::kMaxStack;
 };
 
 class KmemleakProfiler final : public Profiler {
@@ -148,14 +149,17 @@ public:
             std::printf("Support LEAKED BYTES REPORT, need -g to enable callchain.\n");
         std::fflush(stdout);
 
-        if (stacks) printer_ = std::make_unique<stack::Printer>(true, by_thread_);
         // The reported allocations by stack, in either report (upstream drew none beside the
-        // leaked-bytes report, and said so on stdout only): the same count as pprof's.
-        if (stacks && opt.flame_graph_given)
-            flame_ = std::make_unique<stack::FlameGraph>(opt.flame_graph, "allocations");
-        // pprof counts the reported allocations by stack (objects, not bytes: PprofStacks counts).
-        pprof_ =
-            stack::PprofStacks::from_options(opt, "kmemleak", printer_.get(), {"leaked_objects", "count"});
+        // leaked-bytes report, and said so on stdout only): the same count as pprof's. pprof
+        // counts the reported allocations by stack (objects, not bytes: PprofStacks counts).
+        stack::stack_outputs(opt, ctx_.symbolizer(),
+                             {.profiler = "kmemleak",
+                              .stacks = stacks,
+                              .kernel = true,
+                              .user = by_thread_,
+                              .flame_count = "allocations",
+                              .pprof_kind = {"leaked_objects", "count"}})
+            .move_to(printer_, flame_, pprof_);
 
         // SPEC §12 says 4 pages (8 with stacks). A task that exits right after a burst leaves no
         // chance for the kernel's LOST record, which it writes only with the next sample: a
@@ -254,7 +258,7 @@ private:
     int max_stack(const Sample& s) const {
         return s.event_index >= 0 && size_t(s.event_index) < events_.size()
                    ? events_[size_t(s.event_index)].max_stack
-                   : 127;
+                   : stack::kMaxStack;
     }
 
     // SPEC §4.5.3: the statistics, then the outstanding allocations (older than --than), which
@@ -277,7 +281,7 @@ private:
             for (const heap::Outstanding::Entry* e : selected) {
                 const Sample s = e->second.sample.sample();
                 if (s.callchain_nr)
-                    flame_->add_callchain(*printer_, s.callchain, s.callchain_nr, by_thread_ ? s.pid : 0,
+                    flame_->add_callchain(s.callchain, s.callchain_nr, by_thread_ ? s.pid : 0,
                                           by_thread_ ? root_name(s) : std::string_view());
             }
         if (pprof_)
@@ -288,7 +292,7 @@ private:
         if (leaked_bytes_) {
             std::vector<heap::LeakGroup> groups = heap::group_by_stack(selected, by_thread_, comm_);
             text.clear();
-            heap::append_leak_groups(groups, *printer_, 127, comm_, "LEAKED BYTES REPORT:", text);
+            heap::append_leak_groups(groups, *printer_, comm_, "LEAKED BYTES REPORT:", text);
             std::fputs(text.c_str(), out);
         }
         std::fflush(out);

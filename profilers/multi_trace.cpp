@@ -314,7 +314,7 @@ private:
         env_.hist = own.hist;
         env_.verbose = opt.verbose;
         if (stacks) {
-            printer_ = std::make_unique<stack::Printer>(opt.kernel_callchain.value_or(true),
+            printer_ = std::make_unique<stack::Printer>(ctx_.symbolizer(), opt.kernel_callchain.value_or(true),
                                                         opt.user_callchain.value_or(false));
             env_.printer = printer_.get();
         }

@@ -184,6 +184,7 @@ public:
                          static_cast<unsigned long long>(freq_));
         suffix_ = " " + ev.name + "\n";
         // Stacks: kernel and user halves by default (SPEC §4.2).
+        bool stack_kernel = false, stack_user = false;
         if (opt.call_graph) {
             // A user-mode sample has no kernel frames; a kernel-mode one has the user frames of
             // the task that entered the kernel, kept when asked for (were dropped in silence).
@@ -200,17 +201,22 @@ public:
                                    (own.exclude_user ? "--exclude-user" : "--no-user-callchain") +
                                    " the user part");
             unwind::request_stacks(a, kernel, user, opt.dwarf_stack);
-            printer_ = std::make_unique<stack::Printer>(kernel, user);
+            stack_kernel = kernel;
+            stack_user = user;
             if (opt.flame_graph_given) {
-                flame_ = std::make_unique<stack::FlameGraph>(opt.flame_graph);
                 interval_start_ = core::realtime_now_ns();
                 // Flame-graph-only mode: NAME "" with -i (SPEC §4.2).
                 lines_ = !(opt.flame_graph.empty() && opt.interval_ms);
             }
         }
         // Each sample stands for a period of 1/F s of CPU time.
-        pprof_ = stack::PprofStacks::from_options(opt, "profile", printer_.get(),
-                                                  {"samples", "count", int64_t(1'000'000'000 / freq_)});
+        stack::stack_outputs(opt, ctx_.symbolizer(),
+                             {.profiler = "profile",
+                              .stacks = opt.call_graph,
+                              .kernel = stack_kernel,
+                              .user = stack_user,
+                              .pprof_kind = {"samples", "count", int64_t(1'000'000'000 / freq_)}})
+            .move_to(printer_, flame_, pprof_);
         // eBPF filters: loaded before any event opens, so a refusal stops the run (SPEC §1.9).
         if (own.ebpf.any()) {
             bpf_ = filter::BpfFilter::load(own.ebpf, opt.verbose);
@@ -310,9 +316,9 @@ private:
             std::fwrite(line_.data(), 1, line_.size(), out);
         }
         if (!s.callchain || !printer_) return;
-        if (stack::count_stack(flame_.get(), pprof_.get(), *printer_, s, ctx_.comm(s.pid))) return;
+        if (stack::count_stack(flame_.get(), pprof_.get(), s, ctx_.comm(s.pid))) return;
         line_.clear();
-        printer_->print(s.callchain, s.callchain_nr, s.pid, 127, line_);
+        printer_->print(s.callchain, s.callchain_nr, s.pid, line_);
         std::fwrite(line_.data(), 1, line_.size(), out);
     }
 

@@ -35,6 +35,7 @@
 #include "serve/process_info.h"
 #include "stack/stack_printer.h"
 #include "sym/pprof_symbols.h"
+#include "sym/symbolizer.h"
 #include "sym/syms.h"
 
 namespace perfprof {
@@ -290,7 +291,7 @@ private:
                 ++it;
                 continue;
             }
-            stack::shared_syms().drop(*it);
+            symbols_.forget(uint32_t(*it));
             it = symbolized_.erase(it);
         }
     }
@@ -348,14 +349,14 @@ private:
                     return http::Response::text(200, heap_target(rt.pid).heap_text());
                 const bool allocs = rt.endpoint == E::GoAllocs;
                 symbolized_.insert(rt.pid);  // the profile is symbolized here
-                return octets(heap_target(rt.pid).heap_proto(allocs), allocs ? "allocs" : "heap");
+                return octets(heap_target(rt.pid).heap_proto(allocs, symbols_), allocs ? "allocs" : "heap");
             }
             case E::Symbol:
                 symbolized_.insert(rt.pid);
                 if (r.method == "POST")
-                    return http::Response::text(200, sym::symbol_page(stack::shared_syms(), rt.pid, r.body));
-                return http::Response::text(
-                    200, "num_symbols: 1\n" + sym::symbol_page(stack::shared_syms(), rt.pid, r.query));
+                    return http::Response::text(200, sym::symbol_page(symbols_, rt.pid, r.body));
+                return http::Response::text(200,
+                                            "num_symbols: 1\n" + sym::symbol_page(symbols_, rt.pid, r.query));
             case E::Cmdline:
             case E::GoCmdline: {
                 // gperftools: one argument per line; Go: the arguments separated by NULs.
@@ -437,7 +438,8 @@ private:
     std::unique_ptr<perf::Workload> workload_;
     std::map<int, std::unique_ptr<serve::HeapTarget>> heaps_;
     std::map<int, Job> jobs_;   // by target pid: one CPU profile per target at a time
-    std::set<int> symbolized_;  // processes in the symbol cache
+    sym::Symbolizer symbols_;   // /pprof/symbol and heap profiles
+    std::set<int> symbolized_;  // processes in symbols_
     core::EventLoop loop_;
     int64_t next_house_ = 0;
 };

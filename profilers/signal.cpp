@@ -39,7 +39,7 @@ public:
                     "signal: -g with --no-kernel-callchain records no frame: the user part needs "
                     "--user-callchain");
             unwind::request_stacks(ev.attr, kernel, user, opt.dwarf_stack);
-            printer_ = std::make_unique<stack::Printer>(kernel, user);
+            printer_ = std::make_unique<stack::Printer>(ctx_.symbolizer(), kernel, user);
         }
         // comm of signal_generate is the receiving task (SPEC §4.1).
         if (opt.filter_given) ev.filter = filter::comm_filter(opt.filter);
@@ -57,7 +57,7 @@ public:
     void print_event(const Sample& s) noexcept override {
         line_.clear();
         output::format_event_line(ctx_, s, line_);
-        if (s.callchain && printer_) printer_->print(s.callchain, s.callchain_nr, s.pid, 127, line_);
+        if (s.callchain && printer_) printer_->print(s.callchain, s.callchain_nr, s.pid, line_);
         std::fwrite(line_.data(), 1, line_.size(), ctx_.out());
     }
 

@@ -120,12 +120,16 @@ public:
             for (EventSpec& e : p.events) {
                 unwind::request_stacks(e.attr, kernel, user, opt.dwarf_stack);
             }
-            printer_ = std::make_unique<stack::Printer>(kernel, user);
-            if (opt.flame_graph_given)
-                flame_ = std::make_unique<stack::FlameGraph>(opt.flame_graph, "events");
         }
         // The same stacks as the flame graph's: those of the printed events.
-        pprof_ = stack::PprofStacks::from_options(opt, "task-state", printer_.get(), {"events", "count"});
+        stack::stack_outputs(opt, ctx_.symbolizer(),
+                             {.profiler = "task-state",
+                              .stacks = opt.call_graph,
+                              .kernel = opt.kernel_callchain.value_or(true),
+                              .user = opt.user_callchain.value_or(true),
+                              .flame_count = "events",
+                              .pprof_kind = {"events", "count"}})
+            .move_to(printer_, flame_, pprof_);
         // 512 KiB a CPU (1 MiB with stacks), woken at half: a 300k switches/s storm is read
         // without loss, and one of 1.2M sched events/s on one CPU mostly (SPEC's 8 pages lose
         // events under either).
@@ -239,9 +243,9 @@ private:
 
     void print_stack(const Sample& s) {
         if (!s.callchain || !printer_) return;
-        if (stack::count_stack(flame_.get(), pprof_.get(), *printer_, s, ctx_.comm(s.pid))) return;
+        if (stack::count_stack(flame_.get(), pprof_.get(), s, ctx_.comm(s.pid))) return;
         line_.clear();
-        printer_->print(s.callchain, s.callchain_nr, s.pid, 127, line_);
+        printer_->print(s.callchain, s.callchain_nr, s.pid, line_);
         std::fwrite(line_.data(), 1, line_.size(), ctx_.out());
     }
 

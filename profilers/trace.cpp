@@ -89,15 +89,16 @@ public:
                 ev.attr.watermark = 1;
                 ev.attr.wakeup_watermark = uint32_t(p.pages) * 4096 / 4;
             }
-        if (stacks)
-            printer_ = std::make_unique<stack::Printer>(opt.kernel_callchain.value_or(true),
-                                                        opt.user_callchain.value_or(true));
         // SPEC §5.6: the flame graph needs -g; event lines are printed either way.
-        if (stacks && opt.call_graph && opt.flame_graph_given) {
-            flame_ = std::make_unique<stack::FlameGraph>(opt.flame_graph, "events");
-            interval_start_ = core::realtime_now_ns();
-        }
-        pprof_ = stack::PprofStacks::from_options(opt, "trace", printer_.get(), {});
+        stack::stack_outputs(opt, ctx_.symbolizer(),
+                             {.profiler = "trace",
+                              .stacks = stacks,
+                              .kernel = opt.kernel_callchain.value_or(true),
+                              .user = opt.user_callchain.value_or(true),
+                              .flame_count = "events",
+                              .flame = opt.call_graph})
+            .move_to(printer_, flame_, pprof_);
+        if (flame_) interval_start_ = core::realtime_now_ns();
         // Batched wake-ups: waking per event made us trace our own context switches.
         p.per_event_wakeup = false;
         p.order = opt.order;
@@ -138,11 +139,9 @@ public:
             exec_[size_t(s.event_index)]->eval(filter::sample_context(s, ctx_.eval_hooks(), out));
         }
         // Counted into the flame graph or pprof under its process name (SPEC §4.3), else printed.
-        if (s.callchain && printer_ &&
-            !stack::count_stack(flame_.get(), pprof_.get(), *printer_, s, ctx_.comm(s.pid))) {
+        if (s.callchain && printer_ && !stack::count_stack(flame_.get(), pprof_.get(), s, ctx_.comm(s.pid))) {
             line_.clear();
-            const int max = s.event->attr.sample_max_stack ? s.event->attr.sample_max_stack : 127;
-            printer_->print(s.callchain, s.callchain_nr, s.pid, max, line_);
+            printer_->print(s.callchain, s.callchain_nr, s.pid, stack::max_stack_of(s.event->attr), line_);
             std::fwrite(line_.data(), 1, line_.size(), out);
         }
     }

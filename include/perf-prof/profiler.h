@@ -24,6 +24,9 @@ class Tep;
 namespace event {
 struct Resolved;
 }
+namespace sym {
+class Symbolizer;
+}
 
 enum class EventKind { Tracepoint, Kprobe, Kretprobe, Uprobe, Uretprobe, Other };
 
@@ -87,6 +90,8 @@ public:
     virtual bool forwarding() const = 0;
     // Sample times are TSC cycles (--tsc, where the kernel publishes the conversion), not ns.
     virtual bool tsc_time() const = 0;
+    // The session's symbolizer: stack printers and outputs symbolize through it.
+    virtual sym::Symbolizer& symbolizer() = 0;
 };
 
 class Profiler {

@@ -15,7 +15,7 @@ void append_stats(uint64_t total_alloc, uint64_t total_free, const AllocList* al
     out += "TOTAL alloc " + std::to_string(total_alloc) + " free " + std::to_string(total_free) + "\n";
 }
 
-void append_leak_groups(std::vector<LeakGroup>& groups, stack::Printer& printer, int max_stack, bool comms,
+void append_leak_groups(std::vector<LeakGroup>& groups, stack::Printer& printer, bool comms,
                         const char* title, std::string& out, const char* lead) {
     std::stable_sort(groups.begin(), groups.end(), [](const LeakGroup& a, const LeakGroup& b) {
         return a.bytes != b.bytes ? a.bytes > b.bytes : a.pid < b.pid;
@@ -36,7 +36,7 @@ void append_leak_groups(std::vector<LeakGroup>& groups, stack::Printer& printer,
                 out += ' ' + c.comm + '(' + std::to_string(c.bytes) + '/' + std::to_string(c.objects) + ')';
             out += '\n';
         }
-        printer.print(g.chain.data(), g.chain.size(), g.pid, max_stack, out);
+        printer.print(g.chain.data(), g.chain.size(), g.pid, out);
     }
 }
 

@@ -38,7 +38,7 @@ void append_stats(uint64_t total_alloc, uint64_t total_free, const AllocList* al
 //   {stack lines of printer.print()}
 // `title` (e.g. "LEAKED BYTES REPORT:") is appended first, on its own line, when not empty;
 // `lead` replaces "Leak of" (the in-use report of --user says "In use").
-void append_leak_groups(std::vector<LeakGroup>& groups, stack::Printer& printer, int max_stack, bool comms,
+void append_leak_groups(std::vector<LeakGroup>& groups, stack::Printer& printer, bool comms,
                         const char* title, std::string& out, const char* lead = "Leak of");
 
 }  // namespace perfprof::heap

@@ -80,7 +80,8 @@ int64_t scaled(uint64_t v, double scale) {
 
 class UserHeap final : public Profiler {
 public:
-    UserHeap(Context& ctx, const UserHeapOptions& o) : ctx_(ctx), o_(o), printer_(false, true) {
+    UserHeap(Context& ctx, const UserHeapOptions& o)
+        : ctx_(ctx), o_(o), printer_(ctx.symbolizer(), false, true) {
         const Options& opt = ctx.options();
         if (ctx.threads().empty())
             throw Error::usage("kmemleak --user: profiles a process: give -p PID or a command after --");
@@ -99,7 +100,8 @@ public:
         if (!alloc_.exit_offset)
             throw Error("kmemleak --user: no exit() in " + alloc_.path +
                         "'s process: cannot stop it at exit to look for leaks");
-        if (opt.flame_graph_given) flame_ = std::make_unique<stack::FlameGraph>(opt.flame_graph, "bytes");
+        if (opt.flame_graph_given)
+            flame_ = std::make_unique<stack::FlameGraph>(&printer_, opt.flame_graph, "bytes");
         if (opt.pprof_given) {
             pprof_ = std::make_unique<stack::PprofStacks>(opt.pprof, printer_,
                                                           stack::PprofStacks::Kind::heap(int64_t(o_.rate ? o_.rate : 1)));
@@ -465,7 +467,7 @@ private:
                    std::to_string(leak_objects) + " objects (" + alloc_.name + ", pid " +
                    std::to_string(tgid_) + ")\n";
             std::vector<LeakGroup> g = groups(leaked);
-            append_leak_groups(g, printer_, 127, false, nullptr, out);
+            append_leak_groups(g, printer_, false, nullptr, out);
         } else {
             out += "LEAKED BYTES REPORT: unknown: process " + std::to_string(tgid_) +
                    " ended without exit(), its memory could not be scanned\n";
@@ -473,7 +475,7 @@ private:
         out += "IN-USE BYTES REPORT: " + std::to_string(use_bytes) + " bytes in " +
                std::to_string(use_objects) + " objects" + (o_.rate ? " (sampled, scaled back)" : "") + "\n";
         std::vector<LeakGroup> g = groups(in_use);
-        append_leak_groups(g, printer_, 127, false, nullptr, out, "In use");
+        append_leak_groups(g, printer_, false, nullptr, out, "In use");
         std::fputs(out.c_str(), ctx_.out());
         std::fflush(ctx_.out());
 

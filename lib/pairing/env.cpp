@@ -22,8 +22,7 @@ void Env::print_event(const Sample& s) {
     std::string line;
     output::format_event_line(ctx, s, line, ' ');
     if (s.callchain && printer) {
-        const int max = s.event->attr.sample_max_stack ? s.event->attr.sample_max_stack : 127;
-        printer->print(s.callchain, s.callchain_nr, s.pid, max, line);
+        printer->print(s.callchain, s.callchain_nr, s.pid, stack::max_stack_of(s.event->attr), line);
     }
     std::fwrite(line.data(), 1, line.size(), out);
 }

@@ -188,7 +188,7 @@ private:
     };
 
     static int max_stack(const TraceEvent& e) {
-        return e.spec && e.spec->attr.sample_max_stack ? e.spec->attr.sample_max_stack : 127;
+        return e.spec ? stack::max_stack_of(e.spec->attr) : stack::kMaxStack;
     }
 
     uint64_t size_of(const TraceEvent& e, const Sample& s) const {

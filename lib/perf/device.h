@@ -47,6 +47,7 @@ public:
     virtual const std::vector<int>& threads() const = 0;  // attached tasks, ascending
     virtual int cpu_count() const = 0;
     virtual bool tsc_time() const = 0;
+    virtual sym::Symbolizer& symbolizer() = 0;  // the session's, for every device
 
 protected:
     ~SessionServices() = default;
@@ -64,6 +65,7 @@ struct Device final : Context {
     int64_t realtime(uint64_t t) override { return services.realtime(t); }
     FILE* out() override { return stdout; }
     const filter::EvalHooks* eval_hooks() override { return services.eval_hooks(); }
+    sym::Symbolizer& symbolizer() override { return services.symbolizer(); }
     const std::vector<int>& threads() const override { return services.threads(); }
     int cpu_count() const override { return services.cpu_count(); }
     bool forwarding() const override { return parent != nullptr; }

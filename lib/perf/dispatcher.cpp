@@ -6,27 +6,30 @@
 #include <cstring>
 
 #include "perf/record.h"
-#include "stack/flame_graph.h"
-#include "stack/stack_printer.h"
-#include "sym/object.h"
+#include "sym/symbolizer.h"
 
 namespace perfprof::perf {
 
 Dispatcher::Dispatcher(const Options& opt, Devices& devices, Rings& rings, CommTable& comms,
-                       EventClock& clock, const filter::EvalHooks* hooks, core::EventLoop& loop)
-    : opt_(opt), devices_(devices), rings_(rings), comms_(comms), clock_(clock), hooks_(hooks), loop_(loop) {}
+                       EventClock& clock, const filter::EvalHooks* hooks, core::EventLoop& loop,
+                       sym::Symbolizer& symbols)
+    : opt_(opt),
+      devices_(devices),
+      rings_(rings),
+      comms_(comms),
+      clock_(clock),
+      hooks_(hooks),
+      loop_(loop),
+      symbols_(symbols) {}
 
 Dispatcher::~Dispatcher() = default;
 
-void Dispatcher::side_band_to_symbols(CommTable& comms) {
+void Dispatcher::side_band_to_symbols(CommTable& comms, sym::Symbolizer& symbols) {
     // Symbols of a process are kept as long as its name: samples read after its exit record
     // still resolve, and a reused pid gets fresh maps.
-    comms.forget = [](uint32_t tid) { stack::forget_process(tid); };
-    comms.on_exec = [](uint32_t pid) {
-        stack::forget_process(pid);
-        stack::shared_syms().exec_image(int(pid));
-    };
-    comms.on_mmap = [](const CommTable::Mapping& m) {
+    comms.forget = [&symbols](uint32_t tid) { symbols.exit(tid); };
+    comms.on_exec = [&symbols](uint32_t pid) { symbols.exec(pid); };
+    comms.on_mmap = [&symbols](const CommTable::Mapping& m) {
         if (!(m.prot & PROT_EXEC)) return;
         sym::MapsLine l;
         l.start = m.start;
@@ -37,13 +40,8 @@ void Dispatcher::side_band_to_symbols(CommTable& comms) {
         l.dev_minor = m.min;
         l.inode = m.ino;
         l.path = std::string(m.path);
-        stack::shared_syms().add_mapping(int(m.pid), l);
+        symbols.mmap(m.pid, l);
     };
-}
-
-void Dispatcher::dump_symbols(FILE* out) {
-    sym::print_object_stats(out);
-    stack::shared_syms().dump(out);
 }
 
 void Dispatcher::start() {
@@ -190,7 +188,7 @@ void Dispatcher::deliver(Ring& r, const perf_event_header& h, uint64_t time) {
     if (!decode_sample(h, spec.attr.sample_type, s, spec.attr.sample_regs_user)) return;
     // --call-graph dwarf: the user stack is unwound now, while the process and its mappings
     // are alive; profilers see a complete call chain.
-    if (unwind::carries_user_stack(spec.attr)) unwinder_.unwind(s, spec.attr);
+    if (unwind::carries_user_stack(spec.attr)) unwinder_.unwind(s, spec.attr, symbols_);
     // A per-CPU ring says the CPU: profilers may leave PERF_SAMPLE_CPU out (8 bytes less per event).
     if (!(spec.attr.sample_type & PERF_SAMPLE_CPU) && r.cpu >= 0) s.cpu = uint32_t(r.cpu);
     s.time = clock_.convert(time);  // raised when the Orderer fixed it

@@ -20,12 +20,11 @@ public:
     // `devices` and `rings` are the opener's (rings may grow while running); `loop` is
     // stopped when the top-level device closes or its rings all hang up.
     Dispatcher(const Options& opt, Devices& devices, Rings& rings, CommTable& comms, EventClock& clock,
-               const filter::EvalHooks* hooks, core::EventLoop& loop);
+               const filter::EvalHooks* hooks, core::EventLoop& loop, sym::Symbolizer& symbols);
     ~Dispatcher();
 
-    // Task names, exec and mmap records feed the symbol cache (the process-wide one, for now).
-    static void side_band_to_symbols(CommTable& comms);
-    static void dump_symbols(FILE* out);  // the symbol cache's state, for the SIGUSR2 dump
+    // Task names, exec and mmap records feed the session's symbolizer.
+    static void side_band_to_symbols(CommTable& comms, sym::Symbolizer& symbols);
 
     // Once every device is open: one Orderer for all rings when any device needs the order.
     void start();
@@ -61,6 +60,7 @@ private:
     EventClock& clock_;
     const filter::EvalHooks* hooks_;
     core::EventLoop& loop_;
+    sym::Symbolizer& symbols_;
     unwind::SampleUnwinder unwinder_;  // --call-graph dwarf samples
     std::unique_ptr<Orderer> orderer_;
     bool overwrite_ = false;

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "perf/dispatcher.h"
+#include "sym/symbolizer.h"
 
 namespace perfprof::perf {
 
@@ -46,7 +47,7 @@ void Dispatcher::dump_state() {
             (unsigned long long)st.buffered_bytes, (unsigned long long)st.peak_bytes);
     }
     std::printf("  task names: %zu\n", comms_.size());
-    dump_symbols(stdout);
+    symbols_.dump(stdout);
     std::fflush(stdout);
 }
 

@@ -31,7 +31,10 @@ int64_t tv_ns(const timeval& tv) {
 }  // namespace
 
 Session::Session(DeviceSpec top, NestedResolver nested)
-    : opt_(top.opt), top_(std::move(top)), nested_(std::move(nested)) {
+    : opt_(top.opt),
+      top_(std::move(top)),
+      nested_(std::move(nested)),
+      symbols_(sym::Symbolizer::Settings{.verbose = opt_.verbose}) {
     hooks_.user = this;
     hooks_.comm_get = [](int pid, void* user) -> const char* {
         auto* s = static_cast<Session*>(user);
@@ -87,7 +90,7 @@ int Session::run() {
     raise_fd_limit();
 
     comms_ = std::make_unique<CommTable>();
-    Dispatcher::side_band_to_symbols(*comms_);
+    Dispatcher::side_band_to_symbols(*comms_, symbols_);
     clock_ = std::make_unique<EventClock>(opt_, tep());
 
     opener_ = std::make_unique<Opener>(opt_, *this, *clock_, std::move(nested_));
@@ -96,7 +99,7 @@ int Session::run() {
     // Seized before anything runs: the workload still waits to exec.
     opener_->start_following();
     dispatcher_ = std::make_unique<Dispatcher>(opt_, opener_->devices(), opener_->rings(), *comms_, *clock_,
-                                               &hooks_, loop_);
+                                               &hooks_, loop_, symbols_);
     dispatcher_->start();
     watch();
 

@@ -18,6 +18,7 @@
 #include "perf/device.h"
 #include "perf/event_clock.h"
 #include "perf/workload.h"
+#include "sym/symbolizer.h"
 #include "tep/tep.h"
 
 namespace perfprof::perf {
@@ -44,6 +45,7 @@ public:
     const std::vector<int>& threads() const override;
     int cpu_count() const override;
     bool tsc_time() const override { return clock_->tsc(); }
+    sym::Symbolizer& symbolizer() override { return symbols_; }
 
 private:
     void redirect_output();
@@ -61,6 +63,8 @@ private:
     Options opt_;
     DeviceSpec top_;
     NestedResolver nested_;
+    // Before the devices (the opener's): their profilers' outputs hold it until destroyed.
+    sym::Symbolizer symbols_;
     std::unique_ptr<Workload> workload_;
     std::unique_ptr<tep::Tep> tep_;
     std::unique_ptr<CommTable> comms_;

@@ -36,7 +36,7 @@ constexpr int kDataFd = 3;  // the child's profile goes here; its stdout and std
 // The child's profiler: every sample's chain counted; the profile written at the end.
 class CpuSampler final : public Profiler {
 public:
-    CpuSampler(Context& ctx, const CpuRequest& r) : ctx_(ctx), r_(r), printer_(true, true) {
+    CpuSampler(Context& ctx, const CpuRequest& r) : ctx_(ctx), r_(r), printer_(ctx.symbolizer(), true, true) {
         if (r.format == CpuFormat::Gperftools) maps_ = core::read_file_or_empty(maps_path());
         if (r.format == CpuFormat::Proto) {
             pprof_ = std::make_unique<stack::PprofStacks>(

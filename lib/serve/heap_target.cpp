@@ -190,10 +190,10 @@ std::string HeapTarget::growth_text() {
     return output::growth_profile_text(std::move(records), core::read_file_or_empty(proc_path(pid_, "maps")));
 }
 
-std::string HeapTarget::heap_proto(bool allocs) {
+std::string HeapTarget::heap_proto(bool allocs, sym::Symbolizer& symbols) {
     attach();
     touch();
-    stack::Printer printer(false, true);
+    stack::Printer printer(symbols, false, true);
     stack::PprofStacks profile(printer, stack::PprofStacks::Kind::heap(int64_t(s_.rate)));
     const ProcessInfo p = describe_process(pid_);
     if (!p.exe.empty()) profile.label("executable", p.exe);

@@ -12,6 +12,10 @@
 #include <memory>
 #include <string>
 
+namespace perfprof::sym {
+class Symbolizer;
+}
+
 namespace perfprof::heap {
 struct Allocator;
 class AgentHeap;
@@ -59,7 +63,8 @@ public:
     // /debug/pprof/heap (allocs false) and /debug/pprof/allocs (true): gzip profile.proto with
     // alloc_objects, alloc_space, inuse_objects, inuse_space, unsampled; the default sample type
     // is inuse_space, or alloc_space for allocs. Labels pid, comm, executable, build_id.
-    std::string heap_proto(bool allocs);
+    // Symbolized through `symbols` (serve's, kept across requests).
+    std::string heap_proto(bool allocs, sym::Symbolizer& symbols);
 
 private:
     void touch();

@@ -1,6 +1,6 @@
 // Sampled call chains counted by their raw addresses, under their process and a root name (the
 // process's comm), until an output symbolizes them: when it is written, when too many are
-// pending, or before the process's symbols are dropped (forget_process). Counting this way
+// pending, or before the process's symbols are dropped (sym::ProcessObserver). Counting this way
 // costs no symbol lookup per sample; each distinct chain is symbolized once. Shared by the
 // folded/SVG flame graph and the pprof output.
 #pragma once

@@ -21,12 +21,6 @@ namespace perfprof::stack {
 
 namespace {
 
-// The live flame graphs, for forget_process().
-std::vector<FlameGraph*>& graphs() {
-    static std::vector<FlameGraph*> all;
-    return all;
-}
-
 // Remembers the kind of each folded frame ("a;b;c;" and one kind character per frame) that is
 // not the program's own code: user code is what a name without a note is drawn as.
 void note_kinds(std::string_view frames, std::string_view kinds,
@@ -54,11 +48,18 @@ std::string local_time(int64_t realtime_ns) {
 
 }  // namespace
 
-FlameGraph::FlameGraph(const std::string& name, std::string count_name)
-    : count_name_(std::move(count_name)), since_(core::realtime_now_ns()) {
+FlameGraph::FlameGraph(Printer* printer, const std::string& name, std::string count_name)
+    : count_name_(std::move(count_name)), since_(core::realtime_now_ns()), printer_(printer) {
+    open_output(name);
+    // The symbolizer, not the printer, is asked at destruction: it outlives the profiler's
+    // members, whatever their order.
+    if (printer_) symbols_ = &printer_->symbolizer();
+    if (symbols_) symbols_->add_observer(this);
+}
+
+void FlameGraph::open_output(const std::string& name) {
     if (name.empty()) {
         out_ = stdout;
-        graphs().push_back(this);
         return;
     }
     struct stat st {};
@@ -74,27 +75,19 @@ FlameGraph::FlameGraph(const std::string& name, std::string count_name)
     out_ = std::fopen(path_.c_str(), regular_ ? "we" : "ae");
     if (!out_) throw Error::sys(errno, "cannot create the flame-graph file '" + path_ + "'");
     own_ = true;
-    graphs().push_back(this);
 }
 
 FlameGraph::~FlameGraph() {
-    auto& all = graphs();
-    all.erase(std::remove(all.begin(), all.end(), this), all.end());
+    if (symbols_) symbols_->remove_observer(this);
     if (own_ && out_) std::fclose(out_);
 }
 
-void forget_process(uint32_t tgid) {
-    shared_syms().freeze(int(tgid));
-    for (FlameGraph* g : graphs())
-        if (g->pending(tgid)) g->fold_pending();
-    PprofStacks::forget_process(tgid);
-    shared_syms().drop(int(tgid));
+void FlameGraph::before_forget(uint32_t tgid) {
+    if (pending(tgid)) fold_pending();
 }
 
-void FlameGraph::add_callchain(Printer& p, const uint64_t* ips, uint64_t nr, uint32_t pid,
-                               std::string_view root) {
-    printer_ = &p;
-    if (pending_.add(p, ips, nr, pid, root)) fold_pending();
+void FlameGraph::add_callchain(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view root) {
+    if (pending_.add(*printer_, ips, nr, pid, root)) fold_pending();
 }
 
 void FlameGraph::fold_pending() {

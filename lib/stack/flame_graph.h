@@ -5,7 +5,7 @@
 //
 // Sampled call chains are counted as they come, by their raw addresses: each distinct chain is
 // symbolized once, when the graph is written (or when its process's symbols are about to be
-// dropped, see forget_process), not once per sample.
+// dropped: the graph is a sym::ProcessObserver of its printer's Symbolizer), not once per sample.
 #pragma once
 
 #include <cstdint>
@@ -17,19 +17,23 @@
 #include "core/fd.h"
 #include "flamegraph/folded.h"
 #include "stack/chain_counts.h"
+#include "sym/symbolizer.h"
 
 namespace perfprof::stack {
 
 class Printer;
 
-class FlameGraph {
+class FlameGraph final : public sym::ProcessObserver {
 public:
     // NAME "" → stdout; an existing character/block device, FIFO or socket → written as is;
     // otherwise NAME.folded is created (an existing one is renamed NAME.folded.old). Throws
     // Error when the file cannot be created (SPEC §10 #9: never silently disabled).
-    // `count_name` says what a count is in the picture: samples, events, ...
-    explicit FlameGraph(const std::string& name, std::string count_name = "samples");
+    // `count_name` says what a count is in the picture: samples, events, ... Call chains are
+    // symbolized through `printer` (null: stacks come by add() only), which must outlive it.
+    FlameGraph(Printer* printer, const std::string& name, std::string count_name = "samples");
     ~FlameGraph();
+    FlameGraph(const FlameGraph&) = delete;
+    FlameGraph& operator=(const FlameGraph&) = delete;
 
     // Devices, FIFOs and sockets get the line-per-frame form: stacks are added as
     // "inner\n...\nouter\nroot\n" (Printer::frame_lines plus the root line).
@@ -38,8 +42,8 @@ public:
     // or the line-per-frame text.
     void add(const std::string& stack, uint64_t n = 1);
     // Counts a sampled call chain under `root` (the process name; empty: no root frame), in
-    // the form this output takes, symbolized through `p` later: `p` must outlive the graph.
-    void add_callchain(Printer& p, const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view root);
+    // the form this output takes, symbolized through the printer later.
+    void add_callchain(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view root);
     // Symbolizes every pending chain into its folded stack.
     void fold_pending();
     bool pending(uint32_t pid) const { return pending_.holds(pid); }
@@ -48,9 +52,12 @@ public:
     void flush(const std::string& prefix = {});
     // Final flush; for a regular file, says on stdout where the picture is.
     void finish(const std::string& prefix = {});
+    // The process's symbols are about to go: its pending chains are symbolized now.
+    void before_forget(uint32_t tgid) override;
 
 private:
     void write_svg(const std::string& prefix);
+    void open_output(const std::string& name);
 
     std::string path_, base_;  // NAME.folded and NAME (regular files)
     std::string count_name_;
@@ -65,12 +72,9 @@ private:
     std::unordered_map<std::string, uint64_t> counts_;
     ChainCounts pending_;  // chains not yet symbolized
     Printer* printer_ = nullptr;
-    std::string text_;  // fold_pending's buffer
+    sym::Symbolizer* symbols_ = nullptr;  // the printer's, which told us of exits
+    std::string text_;                    // fold_pending's buffer
 };
-
-// Before the symbols of process `tgid` are dropped (exit, exec): every flame graph symbolizes
-// the chains it holds for it, then the process's symbols are forgotten.
-void forget_process(uint32_t tgid);
 
 // "YYYY-MM-DD;HH:MM:SS;" of a CLOCK_REALTIME time, local zone.
 std::string interval_prefix(int64_t realtime_ns);

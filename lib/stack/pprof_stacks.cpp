@@ -67,12 +67,16 @@ PprofStacks::PprofStacks(std::string path, Printer& printer, Kind kind)
 }
 
 PprofStacks::PprofStacks(Printer& printer, Kind kind)
-    : printer_(printer), kind_(std::move(kind)), profile_(builder_for(kind_)), labels_(2) {
+    : printer_(printer),
+      symbols_(printer.symbolizer()),
+      kind_(std::move(kind)),
+      profile_(builder_for(kind_)),
+      labels_(2) {
     start_realtime_ = core::realtime_now_ns();
     start_monotonic_ = core::monotonic_now_ns();
     pid_key_ = profile_.string_id("pid");
     comm_key_ = profile_.string_id("comm");
-    live_.push_back(this);
+    symbols_.add_observer(this);
 }
 
 void PprofStacks::label(std::string_view key, std::string_view value) {
@@ -83,12 +87,11 @@ void PprofStacks::label(std::string_view key, std::string_view value) {
 }
 
 PprofStacks::~PprofStacks() {
-    std::erase(live_, this);
+    symbols_.remove_observer(this);
 }
 
-void PprofStacks::forget_process(uint32_t tgid) {
-    for (PprofStacks* p : live_)
-        if (p->pending_.holds(tgid)) p->symbolize_pending();
+void PprofStacks::before_forget(uint32_t tgid) {
+    if (pending_.holds(tgid)) symbolize_pending();
 }
 
 void PprofStacks::add_callchain(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm) {

@@ -2,9 +2,9 @@
 //
 // Chains are counted as they come by their raw addresses (pid, comm, addresses), as FlameGraph
 // counts them, and symbolized into the profile when it is written, or when their process's
-// symbols are about to be dropped (exit, exec: see forget_process). Frames get the names the
-// folded flame graph of the same run gives them (Printer::folded_name), so `go tool pprof -top`
-// and the folded file agree; the process name is a `comm` label, not a root frame.
+// symbols are about to be dropped (exit, exec: a sym::ProcessObserver of the Symbolizer). Frames get the
+// names the folded flame graph of the same run gives them (Printer::folded_name), so `go tool pprof -top` and
+// the folded file agree; the process name is a `comm` label, not a root frame.
 #pragma once
 
 #include <cstdint>
@@ -26,7 +26,7 @@ class DwarfNames;
 
 namespace perfprof::stack {
 
-class PprofStacks {
+class PprofStacks final : public sym::ProcessObserver {
 public:
     // What one sample is: `type`/`unit` counts it ("samples"/"count"); a `cpu_period_ns` adds
     // cpu/nanoseconds, each sample standing for that much CPU time (profile: 1e9/F).
@@ -82,12 +82,10 @@ public:
     // Writes the profile of the whole run (also with -i) to the file, through FILE.tmp.
     void finish();
 
-    // Before the symbols of `tgid` are dropped: every live output symbolizes its pending chains.
-    static void forget_process(uint32_t tgid);
+    // Before the symbols of `tgid` are dropped: its pending chains are symbolized.
+    void before_forget(uint32_t tgid) override;
 
 private:
-    static inline std::vector<PprofStacks*> live_;  // for forget_process()
-
     void symbolize_pending();
     // location_ids_ and labels_ for a chain; false for context markers only.
     bool locate(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm);
@@ -98,6 +96,7 @@ private:
 
     std::string path_;
     Printer& printer_;
+    sym::Symbolizer& symbols_;  // the printer's: outlives it, asked at destruction
     Kind kind_;
     output::PprofBuilder profile_;
     int64_t start_realtime_ = 0, start_monotonic_ = 0;

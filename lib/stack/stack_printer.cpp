@@ -53,19 +53,13 @@ bool is_library(std::string_view path) {
 
 }  // namespace
 
-sym::SymsCache& shared_syms() {
-    // Never destroyed: the objects of every process seen, their mappings and tables go with the
-    // process at exit, not one munmap and free at a time after the outputs are written.
-    static sym::SymsCache& cache = *new sym::SymsCache();
-    return cache;
-}
-
 void Printer::prepare(uint32_t pid) {
-    if (user_) shared_syms().touch(int(pid));
+    if (user_) syms_.prepare(pid);
 }
 
-Printer::Printer(bool kernel, bool user) : user_(user) {
-    if (kernel) ksyms_ = sym::Kallsyms::get();
+Printer::Printer(sym::Symbolizer& symbols, bool kernel, bool user, int max_stack)
+    : syms_(symbols), user_(user), max_stack_(max_stack) {
+    if (kernel) ksyms_ = syms_.kernel();
 }
 
 FrameKind Printer::kernel_frame(uint64_t ip, std::string& out, bool bare, bool offset) {
@@ -85,7 +79,7 @@ FrameKind Printer::user_frame(uint32_t pid, uint64_t ip, std::string& out, bool 
     sym::Frame own;
     sym::Frame& f = resolved ? *resolved : own;
     f = sym::Frame{};
-    const bool mapped = user_ && shared_syms().resolve(int(pid), ip, f) && f.dso;
+    const bool mapped = user_ && syms_.resolve(pid, ip, f) && f.dso;
     if (mapped && f.sym) {
         out += *f.sym;
         if (offset) {

@@ -1,7 +1,9 @@
 // Stack lines (SPEC §5.3, with the fallback labels) and folded frames (§5.6) from a
-// sampled call chain: kernel frames through /proc/kallsyms, user frames through the shared
-// syms_cache → syms → dso → object → sym chain.
+// sampled call chain: kernel frames through /proc/kallsyms, user frames through the session's
+// sym::Symbolizer (syms_cache → syms → dso → object → sym).
 #pragma once
+
+#include <linux/perf_event.h>
 
 #include <cstdint>
 #include <memory>
@@ -10,17 +12,26 @@
 
 #include "flamegraph/folded.h"
 #include "sym/kallsyms.h"
+#include "sym/symbolizer.h"
 #include "sym/syms.h"
 
 namespace perfprof::stack {
 
-// The process-wide user symbol cache (SPEC §5.5).
-sym::SymsCache& shared_syms();
+// The kernel's default perf_event_max_stack: a chain of this many frames may have been cut.
+constexpr int kMaxStack = 127;
+// The frames a chain of an event with attr `a` holds at most.
+inline int max_stack_of(const perf_event_attr& a) {
+    return a.sample_max_stack ? int(a.sample_max_stack) : kMaxStack;
+}
 
 class Printer {
 public:
-    // Loads the tables for the halves the profiler records.
-    Printer(bool kernel, bool user);
+    // Symbolizes through `symbols` (which must outlive the printer) the halves the profiler
+    // records; chains of `max_stack` frames or more end in "[truncated]" (print()).
+    Printer(sym::Symbolizer& symbols, bool kernel, bool user, int max_stack = kMaxStack);
+
+    sym::Symbolizer& symbolizer() { return syms_; }
+    int max_stack() const { return max_stack_; }
 
     // One line per frame, innermost first, 4-space indent:
     //   kernel:  {ip:016x} {sym}+{off:#x} ([kernel.kallsyms])
@@ -31,6 +42,10 @@ public:
     // one ends in kChainTruncated when its stack copy ran out: a last "    [truncated]" line
     // says so.
     void print(const uint64_t* ips, uint64_t nr, uint32_t pid, int max_stack, std::string& out);
+    // print() with the printer's max_stack().
+    void print(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& out) {
+        print(ips, nr, pid, max_stack_, out);
+    }
 
     // Folded frame names, outermost first (user part, then kernel part), each followed by ';'.
     // `kinds`, if given, gets one flamegraph::FrameKind character per frame (the picture's
@@ -68,8 +83,10 @@ private:
                          sym::Frame* resolved = nullptr);
     FrameKind kernel_frame(uint64_t ip, std::string& out, bool bare, bool offset = true);
 
+    sym::Symbolizer& syms_;
     std::shared_ptr<sym::Kallsyms> ksyms_;
     bool user_;
+    int max_stack_;
 };
 
 }  // namespace perfprof::stack

@@ -266,7 +266,7 @@ std::unique_ptr<DwarfNames> open_dwarf_of(const Object& obj) {
     const std::string& id = obj.build_id();
     std::vector<std::string> cands{obj.path()};
     if (id.size() > 2)
-        cands.push_back(get_debug_root() + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug");
+        cands.push_back(obj.debug_root() + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug");
     for (const std::string& c : cands) {
         if (c.empty() || c[0] != '/') continue;  // [vdso] and the like: no file to read
         std::unique_ptr<DwarfNames> d = DwarfNames::open(c);

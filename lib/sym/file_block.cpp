@@ -29,23 +29,13 @@ void populated_free(void* p, size_t n) {
         ::munmap(p, n);
 }
 
-namespace {
-std::atomic<bool> g_batch{false};
-}
-
 void tune_heap_for_batch() {
     mallopt(M_MMAP_THRESHOLD, 32 << 20);   // the largest it takes: big blocks stay in the arenas
     mallopt(M_TRIM_THRESHOLD, INT32_MAX);  // and freed memory (populated or not) stays mapped
-    g_batch = true;
-}
-
-bool batch_process() {
-    return g_batch;
 }
 
 void prefault_heap(size_t bytes) {
 #ifdef MADV_POPULATE_WRITE
-    if (!g_batch) return;  // freed memory would go back to the kernel
     void* p = std::malloc(bytes);
     if (!p) return;
     uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));

@@ -12,12 +12,10 @@ namespace perfprof::sym {
 // For a process that symbolizes one batch and exits (`--symbols`): malloc keeps large blocks
 // and freed memory in its arenas, so that prefault_heap() is not undone.
 void tune_heap_for_batch();
-// Whether tune_heap_for_batch() was called: the process ends after its batch, and its big
-// structures may be left to the kernel to free all at once.
-bool batch_process();
-// After tune_heap_for_batch(): makes `bytes` of the calling thread's malloc arena resident
-// now, in one call (a first-touch fault per page costs ~10 us on VMs; populating costs ~0.2 us
-// a page). Otherwise nothing.
+// Makes `bytes` of the calling thread's malloc arena resident now, in one call (a first-touch
+// fault per page costs ~10 us on VMs; populating costs ~0.2 us a page). Only for a batch
+// process (after tune_heap_for_batch(): the caller knows), else freed memory goes back to the
+// kernel and the work is lost.
 void prefault_heap(size_t bytes);
 
 void* populated_alloc(size_t n);

@@ -226,14 +226,8 @@ const char* Kallsyms::find(uint64_t addr, uint64_t* offset) const {
     return entries_[i].name;
 }
 
-std::shared_ptr<Kallsyms> Kallsyms::get() {
-    static std::mutex mu;
-    static std::weak_ptr<Kallsyms> shared;
-    std::lock_guard<std::mutex> lock(mu);
-    if (auto sp = shared.lock()) return sp;
-    auto sp = std::make_shared<Kallsyms>("/proc/kallsyms", kallsyms_cache_dir(), running_kernel);
-    shared = sp;
-    return sp;
+std::shared_ptr<Kallsyms> Kallsyms::running() {
+    return std::make_shared<Kallsyms>("/proc/kallsyms", kallsyms_cache_dir(), running_kernel);
 }
 
 }  // namespace perfprof::sym

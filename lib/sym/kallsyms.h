@@ -17,9 +17,10 @@ namespace perfprof::sym {
 
 class Kallsyms {
 public:
-    // The shared table of the running kernel (modules included), read on the first find().
-    // Never throws: an unreadable kallsyms gives an empty table.
-    static std::shared_ptr<Kallsyms> get();
+    // A table of the running kernel (modules included), read on the first find(); a
+    // Symbolizer holds one for all its outputs. Never throws: an unreadable kallsyms gives an
+    // empty table.
+    static std::shared_ptr<Kallsyms> running();
     // Parses kallsyms text (for tests).
     explicit Kallsyms(const std::string& text);
     // The table of a kallsyms file (normally /proc/kallsyms), cached in `cache_dir` ("" = no

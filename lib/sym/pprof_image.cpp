@@ -513,8 +513,8 @@ private:
     bool has_fini_ = false;
 };
 
-PprofImage::PprofImage(const std::string& path, const std::string& build_id) {
-    std::string root = get_debug_root();
+PprofImage::PprofImage(const std::string& path, const std::string& build_id, const SymbolsRun& run) {
+    const std::string& root = run.debug_root;
     image_ = path;
     if (!path.empty() && path[0] == '/') {
         if (regular_file(root + path))
@@ -526,8 +526,10 @@ PprofImage::PprofImage(const std::string& path, const std::string& build_id) {
     if (own_->empty()) own_ = SymTable::load(image_, true);
     // addr2line: the image's DWARF, else the separate debug file's (and its .symtab). libdw
     // allocates megabytes (decompressed sections, parsed units): made resident at once.
-    auto open_dwarf = [](const std::string& p) {
-        return DwarfNames::open(p, [] { prefault_heap(size_t(16) << 20); });
+    auto open_dwarf = [batch = run.batch](const std::string& p) {
+        return DwarfNames::open(p, [batch] {
+            if (batch) prefault_heap(size_t(16) << 20);
+        });
     };
     if ((dwarf_ = open_dwarf(image_))) return;
     std::vector<std::string> cands;

@@ -12,6 +12,7 @@ namespace perfprof::sym {
 
 class DwarfNames;
 class SymTable;
+struct SymbolsRun;
 class NmTable;
 struct NmRoutine;
 struct SymTableSym;
@@ -20,7 +21,7 @@ class PprofImage {
 public:
     // Opens the file (or its copy under the debug root) and finds its DWARF; reads the symbol
     // tables' headers, names and addresses, but sorts nothing yet.
-    PprofImage(const std::string& path, const std::string& build_id);
+    PprofImage(const std::string& path, const std::string& build_id, const SymbolsRun& run);
     ~PprofImage();
     PprofImage(const PprofImage&) = delete;
     PprofImage& operator=(const PprofImage&) = delete;

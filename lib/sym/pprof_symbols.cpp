@@ -54,7 +54,9 @@
 #include "core/work_pool.h"
 #include "sym/kallsyms.h"
 #include "sym/object.h"
+#include "sym/object_cache.h"
 #include "sym/pprof_image.h"
+#include "sym/symbolizer.h"
 #include "sym/syms.h"
 
 namespace perfprof::sym {
@@ -199,58 +201,179 @@ std::string pprof_short_name(std::string s) {
     return s;
 }
 
-std::string pprof_symbols(std::string_view input, const std::string& binary) {
+namespace {
+
+// The requests, in input order: an address (its value, later its index in `addrs`), a
+// bad address line, or a name to look up in BINARY.
+struct Req {
+    enum Kind : uint8_t { Addr, BadAddr, Name } kind;
+    uint64_t addr = 0;
+    std::string_view name;
+};
+struct Pending {
+    uint64_t addr;
+    size_t req;
+};
+
+// The maps table at the start of `input` (its end is returned), then the requests after it.
+size_t parse_requests(std::string_view input, std::vector<Req>& reqs, std::vector<Pending>& pending) {
+    // The maps table: every line up to the first one that is not a complete maps line.
+    size_t pos = 0, table_end = 0;
+    while (pos < input.size()) {
+        size_t start = pos;
+        MapsLine m;
+        if (!parse_maps_line(core::next_line(input, pos), m)) {
+            pos = start;
+            break;
+        }
+        table_end = pos > input.size() ? input.size() : pos;
+    }
+
+    if (pos > input.size()) pos = input.size();
+    reqs.reserve((input.size() - pos) / 12 + 1);  // "0x7f..." lines are ~15 bytes
+    pending.reserve(reqs.capacity());
+    while (pos < input.size()) {
+        std::string_view line = trim(core::next_line(input, pos));
+        if (line.empty()) continue;
+        if (line.size() >= 2 && line[0] == '0' && (line[1] == 'x' || line[1] == 'X')) {
+            uint64_t addr;
+            if (core::parse_hex(line.substr(2), addr)) {
+                reqs.push_back({Req::Addr, addr, {}});
+                pending.push_back({addr, reqs.size() - 1});
+            } else {
+                reqs.push_back({Req::BadAddr, 0, {}});
+            }
+        } else {
+            reqs.push_back({Req::Name, 0, line});
+        }
+    }
+    return table_end;
+}
+
+// names[i]: the name of addrs[i] (ascending, distinct) in the maps table `maps`, "" if none.
+void name_addresses(std::string_view maps, const std::vector<uint64_t>& addrs, core::WorkPool& pool,
+                    const SymbolsRun& run, std::vector<std::string>& names) {
+    ObjectCache cache(run.debug_root);
+    Syms syms(maps, 0, cache);
+    // The image of each address (an index into `objs`), and the address in it.
+    constexpr uint32_t kNone = ~uint32_t{0};
+    std::vector<Object*> objs;
+    std::vector<uint32_t> img_of(addrs.size(), kNone);
+    std::vector<uint64_t> obj_addrs(addrs.size());
+    std::unordered_map<Object*, uint32_t> index;
+    for (size_t i = 0; i < addrs.size(); ++i) {
+        Object* obj = nullptr;
+        if (!syms.locate(addrs[i], &obj, &obj_addrs[i]) || obj->path().empty() || obj->path()[0] != '/')
+            continue;
+        auto [it, fresh] = index.try_emplace(obj, static_cast<uint32_t>(objs.size()));
+        if (fresh) objs.push_back(obj);
+        img_of[i] = it->second;
+    }
+    std::vector<std::unique_ptr<PprofImage>> images(objs.size());
+    pool.run(objs.size(), [&](size_t k) {
+        images[k] = std::make_unique<PprofImage>(objs[k]->path(), objs[k]->build_id(), run);
+    });
+    pool.run(2 * objs.size(), [&](size_t k) {
+        if (k % 2)
+            images[k / 2]->build_index();
+        else
+            images[k / 2]->build_nm();
+    });
+    // Work items: runs of consecutive addresses of one image. An image read through
+    // libdw is one item (one thread at a time), first since it is the slowest; the others
+    // are cut into pieces shared among the workers.
+    struct Item {
+        uint32_t image;
+        std::vector<std::pair<size_t, size_t>> runs;
+    };
+    std::vector<Item> items;
+    std::vector<size_t> dwarf_item(objs.size(), SIZE_MAX);
+    const size_t piece = std::max<size_t>(256, addrs.size() / (pool.size() * 4u) + 1);
+    for (size_t i = 0; i < addrs.size();) {
+        size_t j = i + 1;
+        while (j < addrs.size() && img_of[j] == img_of[i]) ++j;
+        uint32_t k = img_of[i];
+        if (k == kNone) {
+        } else if (!images[k]->shared()) {
+            if (dwarf_item[k] == SIZE_MAX) dwarf_item[k] = items.size(), items.push_back({k, {}});
+            items[dwarf_item[k]].runs.emplace_back(i, j);
+        } else {
+            for (size_t b = i; b < j; b += piece) items.push_back({k, {{b, std::min(j, b + piece)}}});
+        }
+        i = j;
+    }
+    std::stable_partition(items.begin(), items.end(),
+                          [&](const Item& it) { return !images[it.image]->shared(); });
+    pool.run(items.size(), [&](size_t t) {
+        PprofImage& img = *images[items[t].image];
+        Object& obj = *objs[items[t].image];
+        PprofImage::Cursor cur;
+        Fallback fb;
+        for (auto [b, e] : items[t].runs)
+            for (size_t i = b; i < e; ++i) {
+                names[i] = img.name(obj_addrs[i], addrs[i], cur);
+                if (unnamed(names[i], addrs[i])) fb.name(obj, obj_addrs[i], names[i]);
+            }
+    });
+#ifndef __SANITIZE_ADDRESS__  // (LeakSanitizer would report them)
+    // Freeing the images piece by piece costs more than the kernel's unmapping at exit.
+    if (run.batch)
+        for (auto& img : images) (void)img.release();
+#endif
+}
+
+// The answer: one line per address request, an offset line per name found in `binary`.
+void write_answers(const std::vector<Req>& reqs, const std::vector<std::string>& names,
+                   const std::string& binary, const SymbolsRun& run, std::string& out) {
     static const std::string unknown = "??";
+    // The output, sized first.
+    size_t size = 0;
+    for (const Req& r : reqs)
+        if (r.kind != Req::Name)
+            size +=
+                (r.kind == Req::Addr ? std::max(names[r.addr].size(), unknown.size()) : unknown.size()) + 1;
+    out.reserve(size + 64);
+    std::shared_ptr<Object> bin;
+    bool bin_tried = false;
+    for (const Req& r : reqs) {
+        if (r.kind == Req::Name) {
+            if (!bin_tried) {
+                bin_tried = true;
+                // A FIFO or device named as BINARY would block open() or read().
+                struct stat st;
+                if (::stat(binary.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+                    bin = get_object(binary, {}, run.debug_root);
+            }
+            uint64_t off = bin ? bin->file_offset(r.name) : 0;
+            if (off) {
+                char buf[24];
+                std::snprintf(buf, sizeof buf, "0x%llx\n", static_cast<unsigned long long>(off));
+                out += buf;
+            }
+            continue;
+        }
+        const std::string* n = &unknown;
+        if (r.kind == Req::Addr && !names[r.addr].empty()) n = &names[r.addr];
+        out += *n;
+        out += '\n';
+    }
+}
+
+}  // namespace
+
+std::string pprof_symbols(std::string_view input, const std::string& binary, const SymbolsRun& run) {
     std::string out;
     try {
-        // The maps table: every line up to the first one that is not a complete maps line.
-        size_t pos = 0, table_end = 0;
-        while (pos < input.size()) {
-            size_t start = pos;
-            MapsLine m;
-            if (!parse_maps_line(core::next_line(input, pos), m)) {
-                pos = start;
-                break;
-            }
-            table_end = pos > input.size() ? input.size() : pos;
-        }
-
-        // The requests, in input order: an address (its value, later its index in `addrs`), a
-        // bad address line, or a name to look up in BINARY.
-        struct Req {
-            enum Kind : uint8_t { Addr, BadAddr, Name } kind;
-            uint64_t addr = 0;
-            std::string_view name;
-        };
         std::vector<Req> reqs;
-        struct Pending {
-            uint64_t addr;
-            size_t req;
-        };
         std::vector<Pending> pending;
-        if (pos > input.size()) pos = input.size();
-        reqs.reserve((input.size() - pos) / 12 + 1);  // "0x7f..." lines are ~15 bytes
-        pending.reserve(reqs.capacity());
-        while (pos < input.size()) {
-            std::string_view line = trim(core::next_line(input, pos));
-            if (line.empty()) continue;
-            if (line.size() >= 2 && line[0] == '0' && (line[1] == 'x' || line[1] == 'X')) {
-                uint64_t addr;
-                if (core::parse_hex(line.substr(2), addr)) {
-                    reqs.push_back({Req::Addr, addr, {}});
-                    pending.push_back({addr, reqs.size() - 1});
-                } else {
-                    reqs.push_back({Req::BadAddr, 0, {}});
-                }
-            } else {
-                reqs.push_back({Req::Name, 0, line});
-            }
-        }
+        const size_t table_end = parse_requests(input, reqs, pending);
 
         // Resolve each distinct address once, in address order: the lookups of one DSO come
         // together and walk its symbol table forwards. Large inputs on several threads.
         core::WorkPool pool(pending.size() < 1024 ? 1 : std::min(core::usable_cpus(), 8u),
-                            [n = input.size()] { prefault_heap((size_t(1) << 20) + 3 * n); });
+                            [n = input.size(), batch = run.batch] {
+                                if (batch) prefault_heap((size_t(1) << 20) + 3 * n);
+                            });
         core::radix_sort_by(pending, [](const Pending& p) { return p.addr; });
         std::vector<uint64_t> addrs;  // distinct, ascending
         addrs.reserve(pending.size());
@@ -260,105 +383,8 @@ std::string pprof_symbols(std::string_view input, const std::string& binary) {
         }
         std::vector<std::string> names(addrs.size());  // empty: unknown
         try {
-            Syms syms(input.substr(0, table_end), 0);
-            // The image of each address (an index into `objs`), and the address in it.
-            constexpr uint32_t kNone = ~uint32_t{0};
-            std::vector<Object*> objs;
-            std::vector<uint32_t> img_of(addrs.size(), kNone);
-            std::vector<uint64_t> obj_addrs(addrs.size());
-            std::unordered_map<Object*, uint32_t> index;
-            for (size_t i = 0; i < addrs.size(); ++i) {
-                Object* obj = nullptr;
-                if (!syms.locate(addrs[i], &obj, &obj_addrs[i]) || obj->path().empty() ||
-                    obj->path()[0] != '/')
-                    continue;
-                auto [it, fresh] = index.try_emplace(obj, static_cast<uint32_t>(objs.size()));
-                if (fresh) objs.push_back(obj);
-                img_of[i] = it->second;
-            }
-            std::vector<std::unique_ptr<PprofImage>> images(objs.size());
-            pool.run(objs.size(), [&](size_t k) {
-                images[k] = std::make_unique<PprofImage>(objs[k]->path(), objs[k]->build_id());
-            });
-            pool.run(2 * objs.size(), [&](size_t k) {
-                if (k % 2)
-                    images[k / 2]->build_index();
-                else
-                    images[k / 2]->build_nm();
-            });
-            // Work items: runs of consecutive addresses of one image. An image read through
-            // libdw is one item (one thread at a time), first since it is the slowest; the others
-            // are cut into pieces shared among the workers.
-            struct Item {
-                uint32_t image;
-                std::vector<std::pair<size_t, size_t>> runs;
-            };
-            std::vector<Item> items;
-            std::vector<size_t> dwarf_item(objs.size(), SIZE_MAX);
-            const size_t piece = std::max<size_t>(256, addrs.size() / (pool.size() * 4u) + 1);
-            for (size_t i = 0; i < addrs.size();) {
-                size_t j = i + 1;
-                while (j < addrs.size() && img_of[j] == img_of[i]) ++j;
-                uint32_t k = img_of[i];
-                if (k == kNone) {
-                } else if (!images[k]->shared()) {
-                    if (dwarf_item[k] == SIZE_MAX) dwarf_item[k] = items.size(), items.push_back({k, {}});
-                    items[dwarf_item[k]].runs.emplace_back(i, j);
-                } else {
-                    for (size_t b = i; b < j; b += piece) items.push_back({k, {{b, std::min(j, b + piece)}}});
-                }
-                i = j;
-            }
-            std::stable_partition(items.begin(), items.end(),
-                                  [&](const Item& it) { return !images[it.image]->shared(); });
-            pool.run(items.size(), [&](size_t t) {
-                PprofImage& img = *images[items[t].image];
-                Object& obj = *objs[items[t].image];
-                PprofImage::Cursor cur;
-                Fallback fb;
-                for (auto [b, e] : items[t].runs)
-                    for (size_t i = b; i < e; ++i) {
-                        names[i] = img.name(obj_addrs[i], addrs[i], cur);
-                        if (unnamed(names[i], addrs[i])) fb.name(obj, obj_addrs[i], names[i]);
-                    }
-            });
-
-            // The output, sized first.
-            size_t size = 0;
-            for (const Req& r : reqs)
-                if (r.kind != Req::Name)
-                    size += (r.kind == Req::Addr ? std::max(names[r.addr].size(), unknown.size())
-                                                 : unknown.size()) +
-                            1;
-            out.reserve(size + 64);
-            std::shared_ptr<Object> bin;
-            bool bin_tried = false;
-            for (const Req& r : reqs) {
-                if (r.kind == Req::Name) {
-                    if (!bin_tried) {
-                        bin_tried = true;
-                        // A FIFO or device named as BINARY would block open() or read().
-                        struct stat st;
-                        if (::stat(binary.c_str(), &st) == 0 && S_ISREG(st.st_mode)) bin = get_object(binary);
-                    }
-                    uint64_t off = bin ? bin->file_offset(r.name) : 0;
-                    if (off) {
-                        char buf[24];
-                        std::snprintf(buf, sizeof buf, "0x%llx\n", static_cast<unsigned long long>(off));
-                        out += buf;
-                    }
-                    continue;
-                }
-                const std::string* n = &unknown;
-                if (r.kind == Req::Addr && !names[r.addr].empty()) n = &names[r.addr];
-                out += *n;
-                out += '\n';
-            }
-#ifndef __SANITIZE_ADDRESS__  // (LeakSanitizer would report them)
-            // Freeing the images piece by piece costs more than the kernel's unmapping at exit.
-            if (batch_process())
-                for (auto& img : images) (void)img.release();
-#endif
+            name_addresses(input.substr(0, table_end), addrs, pool, run, names);
+            write_answers(reqs, names, binary, run, out);
             return out;
         } catch (...) {
         }
@@ -371,9 +397,8 @@ std::string pprof_symbols(std::string_view input, const std::string& binary) {
     return out;
 }
 
-std::string symbol_page(SymsCache& cache, int pid, std::string_view body) {
+std::string symbol_page(Symbolizer& symbols, int pid, std::string_view body) {
     std::string out;
-    std::shared_ptr<Kallsyms> kernel;
     size_t pos = 0;
     while (pos < body.size()) {
         size_t end = body.find_first_of("+ \t\r\n", pos);
@@ -387,9 +412,8 @@ std::string symbol_page(SymsCache& cache, int pid, std::string_view body) {
         const char* name = nullptr;
         Frame f;
         if (addr >> 63) {
-            if (!kernel) kernel = Kallsyms::get();
-            name = kernel->find(addr);
-        } else if (cache.resolve(pid, addr, f) && f.sym) {
+            name = symbols.kernel()->find(addr);
+        } else if (symbols.resolve(uint32_t(pid), addr, f) && f.sym) {
             name = f.sym->c_str();
         }
         if (!name) continue;
@@ -405,12 +429,14 @@ std::string symbol_page(SymsCache& cache, int pid, std::string_view body) {
 int run_pprof_symbols(const std::string& binary) {
     std::signal(SIGPIPE, SIG_IGN);
     tune_heap_for_batch();
+    SymbolsRun run;
+    run.batch = true;
     prefault_heap(size_t(2) << 20);
     const std::string in = core::read_fd(0);
     // What the batch allocates grows with its lines (~15 input bytes an address): requests,
     // names, the output.
     prefault_heap((size_t(2) << 20) + 12 * in.size());
-    core::write_all(1, pprof_symbols(in, binary));
+    core::write_all(1, pprof_symbols(in, binary, run));
     return 0;
 }
 

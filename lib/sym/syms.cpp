@@ -2,6 +2,7 @@
 #include "sym/syms.h"
 
 #include "core/text.h"
+#include "sym/object_cache.h"
 
 #include <fcntl.h>
 #include <sys/auxv.h>
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 
 namespace perfprof::sym {
 
@@ -51,6 +53,13 @@ std::string own_vdso() {
 
 }  // namespace
 
+const char* reason_text(UnknownReason r) {
+    // In the enum's order.
+    static constexpr const char* kText[] = {"", "no mapping", "no symbol", "stripped", "unreadable file"};
+    const auto i = static_cast<size_t>(r);
+    return i < std::size(kText) ? kText[i] : "";
+}
+
 bool parse_maps_line(std::string_view line, MapsLine& out) {
     while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
     size_t pos = 0;
@@ -86,7 +95,7 @@ bool parse_maps_line(std::string_view line, MapsLine& out) {
     return true;
 }
 
-Syms::Syms(std::string_view maps_text, int pid) : pid_(pid) {
+Syms::Syms(std::string_view maps_text, int pid, ObjectCache& objects) : pid_(pid), objects_(objects) {
     size_t p = 0;
     while (p < maps_text.size()) {
         MapsLine m;
@@ -174,12 +183,12 @@ Object* Syms::load(Dso& d) {
         // or a device (open() would block, read() might never end).
         struct stat st;
         const std::string& p = d.open_path.empty() ? d.path : d.open_path;
-        if (::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) d.obj = get_object(d.path, d.open_path);
+        if (::stat(p.c_str(), &st) == 0 && S_ISREG(st.st_mode)) d.obj = objects_.get(d.path, d.open_path);
         // The process has exited (its mappings came from side-band records), or did so between
         // the stat and the open: same mount namespace assumed, the path as it is.
         if ((!d.obj || d.obj->type() == ObjectType::Unknown) && p != d.path &&
             ::stat(d.path.c_str(), &st) == 0 && S_ISREG(st.st_mode))
-            d.obj = get_object(d.path);
+            d.obj = objects_.get(d.path);
     }
     return d.obj.get();
 }
@@ -198,6 +207,7 @@ bool Syms::resolve(uint64_t addr, Frame& out) {
     out.map_end = r.end;
     out.map_offset = r.file_offset;
     Object* obj = load(d);
+    out.reason = UnknownReason::Unreadable;
     if (!obj) return true;
     uint64_t off;
     switch (obj->type()) {
@@ -216,6 +226,9 @@ bool Syms::resolve(uint64_t addr, Frame& out) {
         out.sym = &obj->name(*s);
         out.offset = off - s->start;
         out.symbol = s;
+        out.reason = UnknownReason::None;
+    } else {
+        out.reason = obj->stripped() ? UnknownReason::Stripped : UnknownReason::NoSymbol;
     }
     return true;
 }
@@ -248,7 +261,7 @@ SymsCache::Entry& SymsCache::entry(int tgid) {
     Entry& e = it->second;
     if (fresh) {
         e.maps = core::read_file_or_empty("/proc/" + std::to_string(tgid) + "/maps");
-        e.gens.push_back(std::make_unique<Syms>(e.maps, tgid));
+        e.gens.push_back(std::make_unique<Syms>(e.maps, tgid, objects_));
     }
     return e;
 }
@@ -275,7 +288,7 @@ bool SymsCache::lookup(int tgid, uint64_t addr, Fn&& fn) {
     std::string maps = core::read_file_or_empty(maps_path());
     if (maps != e.maps && !maps.empty()) {
         e.maps = std::move(maps);
-        e.gens.push_back(std::make_unique<Syms>(e.maps, tgid));
+        e.gens.push_back(std::make_unique<Syms>(e.maps, tgid, objects_));
         if (fn(*e.gens.back())) return true;
     }
     if (e.misses.size() < 65536) e.misses.insert(page);
@@ -283,7 +296,10 @@ bool SymsCache::lookup(int tgid, uint64_t addr, Fn&& fn) {
 }
 
 bool SymsCache::resolve(int tgid, uint64_t addr, Frame& out) {
-    return lookup(tgid, addr, [&](Syms& s) { return s.resolve(addr, out); });
+    if (lookup(tgid, addr, [&](Syms& s) { return s.resolve(addr, out); })) return true;
+    out = Frame{};
+    out.reason = UnknownReason::NoMapping;
+    return false;
 }
 
 bool SymsCache::locate(int tgid, uint64_t addr, Object** obj, uint64_t* obj_addr) {
@@ -299,7 +315,7 @@ void SymsCache::add_mapping(int tgid, const MapsLine& m) {
 
 void SymsCache::exec_image(int tgid) {
     auto [it, fresh] = map_.try_emplace(tgid);
-    if (fresh) it->second.gens.push_back(std::make_unique<Syms>(std::string(), tgid));
+    if (fresh) it->second.gens.push_back(std::make_unique<Syms>(std::string(), tgid, objects_));
 }
 
 void Syms::dump(FILE* out) const {

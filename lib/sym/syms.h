@@ -16,6 +16,19 @@
 
 namespace perfprof::sym {
 
+class ObjectCache;
+
+// Why a frame has no name (SPEC: per-item failures are data). None: it has one.
+enum class UnknownReason : uint8_t {
+    None,
+    NoMapping,   // no executable mapping of the process holds the address
+    NoSymbol,    // the object has symbols, none of them covers the address
+    Stripped,    // the object has no full symbol table (.symtab) and no debug file
+    Unreadable,  // the mapped file could not be opened or is not an ELF we can read
+};
+// "no mapping", "no symbol", "stripped", "unreadable file"; "" for None.
+const char* reason_text(UnknownReason r);
+
 // One resolved user address.
 struct Frame {
     const std::string* sym = nullptr;  // demangled symbol name; nullptr if unknown
@@ -29,6 +42,7 @@ struct Frame {
     Object* obj = nullptr;
     uint64_t obj_addr = 0;
     const Symbol* symbol = nullptr;
+    UnknownReason reason = UnknownReason::None;  // why `sym` is null
 };
 
 // One line of /proc/PID/maps, parsed. Returns false if the line is not a maps line with all
@@ -47,8 +61,10 @@ public:
     // From maps text. `pid` > 0: files are opened through /proc/PID/root, "(deleted)" is
     // rewritten to /proc/PID/exe when it is the executable (§5.4.1), [vdso] is read from the
     // process; pid 0: paths are opened as they are (the --symbols service).
-    Syms(std::string_view maps_text, int pid);
-    // Resolves a user address (§5.4.2 with start <= addr < end). False if no DSO contains it.
+    // Objects come from `objects`, which must outlive this.
+    Syms(std::string_view maps_text, int pid, ObjectCache& objects);
+    // Resolves a user address (§5.4.2 with start <= addr < end). False if no DSO contains it;
+    // a frame without a symbol says why in out.reason.
     bool resolve(uint64_t addr, Frame& out);
     // resolve() without the symbol lookup: the object mapped at `addr` and `addr` in the
     // object's own address space (§5.4.2 steps 1-2). False if no DSO contains it or its file
@@ -83,6 +99,7 @@ private:
     bool exe_read_ = false;
 
     int pid_;
+    ObjectCache& objects_;
     std::vector<Dso> dsos_;
     std::vector<Range> ranges_;                            // executable, sorted by start
     std::vector<std::pair<uint64_t, uint64_t>> all_maps_;  // every mapping, sorted
@@ -92,6 +109,9 @@ private:
 // an unknown mapping (dlopen), dropped when the process exits.
 class SymsCache {
 public:
+    // Objects come from `objects`, which must outlive the cache.
+    explicit SymsCache(ObjectCache& objects) : objects_(objects) {}
+    // Resolves `addr` of process `tgid`; false (out.reason NoMapping) if no mapping holds it.
     bool resolve(int tgid, uint64_t addr, Frame& out);
     // Syms::locate for the process, with resolve()'s re-read of the maps on a miss (dlopen).
     bool locate(int tgid, uint64_t addr, Object** obj, uint64_t* obj_addr);
@@ -124,6 +144,7 @@ private:
     // fn(Syms&) on the newest maps, then once more on a fresh read of them after a miss.
     template <class Fn>
     bool lookup(int tgid, uint64_t addr, Fn&& fn);
+    ObjectCache& objects_;
     std::unordered_map<int, Entry> map_;
 };
 

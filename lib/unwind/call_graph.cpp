@@ -4,7 +4,6 @@
 #include <string>
 
 #include "perf-prof/error.h"
-#include "stack/stack_printer.h"
 
 namespace perfprof::unwind {
 
@@ -13,22 +12,22 @@ namespace {
 // perf's x86 register numbers (asm/perf_regs.h): AX BX CX DX SI DI BP SP IP FLAGS CS SS DS ES FS
 // GS R8..R15. We ask for the general registers and the ip: bits 0-8 and 16-23.
 constexpr uint64_t kRegsMask = 0x1ffull | (0xffull << 16);
+// The kernel's default perf_event_max_stack.
+constexpr size_t kDefaultMaxStack = 127;
 // The DWARF register of each perf register, -1 for those the unwinder does not track.
 constexpr int8_t kDwarfOf[24] = {kRax, kRbx, kRcx, kRdx, kRsi, kRdi, kRbp, kRsp, kRa, -1, -1, -1,
                                  -1,   -1,   -1,   -1,   8,    9,    10,   11,   12,  13, 14, 15};
 
-// A process's address space as the symbol cache knows it: the object mapped at a pc, and its CFI.
+// A process's address space as the code locator knows it: the object mapped at a pc, and its CFI.
 class ProcessSpace final : public AddressSpace {
 public:
-    explicit ProcessSpace(int tgid) : tgid_(tgid) {}
+    ProcessSpace(CodeLocator& code, int tgid) : code_(code), tgid_(tgid) {}
     bool find(uint64_t pc, CfiTable** table, uint64_t* obj_pc) override {
-        sym::Object* obj = nullptr;
-        if (!stack::shared_syms().locate(tgid_, pc, &obj, obj_pc)) return false;
-        *table = &obj->cfi();
-        return true;
+        return code_.locate(tgid_, pc, table, obj_pc);
     }
 
 private:
+    CodeLocator& code_;
     int tgid_;
 };
 
@@ -69,10 +68,10 @@ void request_stacks(perf_event_attr& a, bool kernel, bool user, uint32_t dwarf_s
     a.exclude_callchain_kernel = !kernel;
 }
 
-void SampleUnwinder::unwind(Sample& s, const perf_event_attr& a) {
+void SampleUnwinder::unwind(Sample& s, const perf_event_attr& a, CodeLocator& code) {
     // The frame limit bounds the whole chain, as the kernel's does for frame pointers: the user
     // part gets what the kernel part leaves.
-    const size_t max = a.sample_max_stack ? a.sample_max_stack : 127;
+    const size_t max = a.sample_max_stack ? a.sample_max_stack : kDefaultMaxStack;
     chain_.resize(s.callchain_nr + 2 + max);  // + PERF_CONTEXT_USER + kChainTruncated
     size_t n = 0, kernel_frames = 0;
     // The kernel part of the kernel's chain (it has no user part: exclude_callchain_user).
@@ -95,7 +94,7 @@ void SampleUnwinder::unwind(Sample& s, const perf_event_attr& a) {
         st.stack = s.user_stack;
         st.stack_size = s.user_stack ? s.user_stack_size : 0;
         if (st.valid & (1u << kRa)) {
-            ProcessSpace space(int(s.pid));
+            ProcessSpace space(code, int(s.pid));
             chain_[n++] = PERF_CONTEXT_USER;
             n += perfprof::unwind::unwind(space, st, chain_.data() + n, max_user + 1, &stats_);
         }

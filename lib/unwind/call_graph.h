@@ -10,6 +10,7 @@
 
 #include "perf-prof/options.h"
 #include "perf-prof/sample.h"
+#include "unwind/code_locator.h"
 #include "unwind/unwinder.h"
 
 namespace perfprof::unwind {
@@ -38,8 +39,9 @@ public:
     // Replaces s.callchain with the kernel part of the kernel's chain (if any) followed by
     // PERF_CONTEXT_USER and the frames unwound from s.user_regs and s.user_stack (for a sample
     // of a kernel thread, the kernel part alone). The chain stays valid until the next call.
-    // `a` is the sample's event (its register mask and max stack).
-    void unwind(Sample& s, const perf_event_attr& a);
+    // `a` is the sample's event (its register mask and max stack); `code` knows the process's
+    // objects and their CFI (the session's sym::Symbolizer).
+    void unwind(Sample& s, const perf_event_attr& a, CodeLocator& code);
     const UnwindStats& stats() const { return stats_; }
     uint64_t samples() const { return samples_; }
 

@@ -21,6 +21,7 @@
 #include "http/server.h"
 #include "sym/kallsyms.h"
 #include "sym/pprof_symbols.h"
+#include "sym/symbolizer.h"
 #include "sym/syms.h"
 
 using namespace perfprof::http;
@@ -65,11 +66,10 @@ void check_route(const Request& r, const Access& a) {
 
 // Every answer line is "0xADDR<TAB>NAME" with a name of one line.
 void check_symbols(std::string_view body) {
-    static perfprof::sym::SymsCache cache;
-    // symbol_page reads kallsyms for a kernel address unless someone holds it: read it once.
-    static const auto kernel = perfprof::sym::Kallsyms::get();
+    // One symbolizer for every input: kallsyms and this process's maps are read once.
+    static perfprof::sym::Symbolizer symbols;
     static const int self = ::getpid();
-    const std::string page = perfprof::sym::symbol_page(cache, self, body);
+    const std::string page = perfprof::sym::symbol_page(symbols, self, body);
     check(page.empty() || page.back() == '\n');
     size_t pos = 0;
     while (pos < page.size()) {

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "sym/object_cache.h"
 #include "sym/syms.h"
 
 using perfprof::sym::MapsLine;
@@ -71,7 +72,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     bool disjoint = true;
     for (size_t i = 1; i < ranges.size(); ++i) disjoint &= ranges[i - 1].second <= ranges[i].first;
 
-    perfprof::sym::Syms syms(text, 0);
+    perfprof::sym::ObjectCache objects;
+    perfprof::sym::Syms syms(text, 0, objects);
     for (const auto& [start, end] : ranges)
         if (disjoint) check(syms.mapped(start) && syms.mapped(end - 1), "a mapping's addresses are mapped");
     (void)syms.mapped(0);

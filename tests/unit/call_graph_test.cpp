@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "perf-prof/error.h"
-#include "stack/stack_printer.h"
+#include "sym/symbolizer.h"
 #include "unwind/call_graph.h"
 
 namespace perfprof::unwind {
@@ -144,12 +144,9 @@ std::vector<uint64_t> unwound_chain(uint16_t max_stack) {
     s.user_abi = PERF_SAMPLE_REGS_ABI_64;
     s.user_regs = regs.data();
     SampleUnwinder u;
-    u.unwind(s, a);
-    std::vector<uint64_t> chain(s.callchain, s.callchain + s.callchain_nr);
-    // The shared symbol cache would keep this binary's object alive under its own path, which
-    // other tests of get_object() must be free to name differently.
-    stack::shared_syms().drop(int(::getpid()));
-    return chain;
+    sym::Symbolizer symbols;  // this test's own: nothing kept for the others
+    u.unwind(s, a, symbols);
+    return std::vector<uint64_t>(s.callchain, s.callchain + s.callchain_nr);
 }
 
 TEST(SampleUnwinder, KernelPartThenUnwoundUserPart) {

@@ -397,7 +397,8 @@ void check_object(const std::string& path, const std::string& debug_root = "/usr
     ASSERT_FALSE(s.cfis.empty() && s.debug_cfis.empty())
         << "libdw reads no CFI of " << path << ": " << dwarf_errmsg(-1);
     CfiTable direct = CfiTable::build(s.sections);
-    const std::shared_ptr<sym::Object> obj = sym::get_object(path);  // the table lives as long as it
+    const std::shared_ptr<sym::Object> obj =
+        sym::get_object(path, {}, debug_root);  // the table lives as long as it
     CfiTable& cached = obj->cfi();
     ASSERT_FALSE(direct.empty());
     EXPECT_EQ(cached.fde_count(), direct.fde_count());
@@ -485,11 +486,9 @@ TEST(CfiTableVsLibdw, DebugFrameOnly) {
 TEST(CfiTableVsLibdw, DebugFrameInDebugFile) {
     NEED_FIXTURES();
     const std::string root = test::fixture("debugroot");
-    sym::set_debug_root(root);
     Subject s(test::fixture("c_debugframe_id"), root);
     EXPECT_EQ(s.sections.size(), 2u);  // .eh_frame of the binary, .debug_frame of its debug file
     check_object(test::fixture("c_debugframe_id"), root);
-    sym::set_debug_root("/usr/lib/debug");
 }
 
 // ---------------------------------------------------------------- hand-built sections

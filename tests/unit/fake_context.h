@@ -12,6 +12,7 @@
 
 #include "perf-prof/options.h"
 #include "perf-prof/profiler.h"
+#include "sym/symbolizer.h"
 #include "tep/tep.h"
 
 namespace perfprof::unit {
@@ -39,6 +40,7 @@ public:
     int cpu_count() const override { return cpus_; }
     bool forwarding() const override { return false; }
     bool tsc_time() const override { return false; }
+    sym::Symbolizer& symbolizer() override { return symbols_; }
 
     // What was printed since the last call.
     std::string take() {
@@ -54,6 +56,7 @@ private:
     std::function<std::string(uint32_t)> comm_of_;
     Options opt_;
     tep::Tep tep_;
+    sym::Symbolizer symbols_;
     std::vector<int> threads_;
     std::map<uint32_t, std::string> comms_;
     FILE* out_ = nullptr;

@@ -1,5 +1,6 @@
 // Kernel symbol table (SPEC §5.2).
 #include "sym/kallsyms.h"
+#include "sym/symbolizer.h"
 
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include <sstream>
 
 using perfprof::sym::Kallsyms;
+using perfprof::sym::Symbolizer;
 
 namespace {
 
@@ -66,11 +68,14 @@ TEST(Kallsyms, EdgeCases) {
     EXPECT_STREQ(k.find(0x3000), "last_no_newline");
 }
 
-TEST(Kallsyms, SharedSingleton) {
-    auto a = Kallsyms::get();
-    auto b = Kallsyms::get();
+TEST(Kallsyms, OneTablePerSymbolizer) {
+    Symbolizer symbols;
+    auto a = symbols.kernel();
+    auto b = symbols.kernel();
     ASSERT_TRUE(a);
     EXPECT_EQ(a.get(), b.get());
+    Symbolizer other;
+    EXPECT_NE(other.kernel().get(), a.get());
 }
 
 TEST(Kallsyms, AgainstProcKallsyms) {
@@ -109,7 +114,7 @@ TEST(Kallsyms, AgainstProcKallsyms) {
         EXPECT_EQ(off, 1u);
         EXPECT_EQ(n, *names.begin());
     }
-    // Via the shared table, too.
-    auto shared = Kallsyms::get();
+    // Via a table of the running kernel, too.
+    auto shared = Kallsyms::running();
     EXPECT_GT(shared->size(), 0u);
 }

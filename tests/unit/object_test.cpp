@@ -2,6 +2,8 @@
 // readelf) on the fixtures built by tests/fixtures/build.sh into build/fixtures, against the
 // kernel's own mapping of this binary and libc, and on hostile inputs.
 #include "sym/object.h"
+#include "sym/object_cache.h"
+#include "sym/syms.h"
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -249,9 +251,12 @@ class ObjectFixture : public ::testing::Test {
 protected:
     void SetUp() override {
         if (!have_binutils()) GTEST_SKIP() << "nm/readelf not installed";
-        set_debug_root(fx("debugroot"));
     }
-    void TearDown() override { set_debug_root("/usr/lib/debug"); }
+    // The objects of this test, shared by build-id or inode, with the fixtures' debug root.
+    std::shared_ptr<Object> get_object(const std::string& path, const std::string& open_path = {}) {
+        return objects_.get(path, open_path);
+    }
+    ObjectCache objects_{fx("debugroot")};
 };
 
 TEST_F(ObjectFixture, PlainVariantsResolveEveryFunction) {
@@ -349,9 +354,8 @@ TEST_F(ObjectFixture, SeparateDebugFileByBuildId) {
 
 TEST_F(ObjectFixture, WithoutTheDebugRootTheStrippedBinaryHasNoLocalSymbols) {
     NEED_FIXTURES();
-    set_debug_root("/nonexistent");
-    TempFile copy(slurp(fx("c_debugid")));  // same build-id: fresh object only as none is alive
-    auto obj = get_object(copy.path());
+    TempFile copy(slurp(fx("c_debugid")));
+    auto obj = sym::get_object(copy.path(), {}, "/nonexistent");
     for (const NmSym& s : nm(fx("c_debugid.full")))
         if (s.raw == "static_helper") {
             EXPECT_EQ(obj->find(s.value), nullptr);
@@ -420,11 +424,9 @@ TEST(Object, OwnFunctionMatchesTheKernelsMapping) {
     EXPECT_EQ(obj->file_offset("object_test_target"), want);
     // A C++ function is looked up by its mangled name, never by the demangled one.
     uint64_t cxx = 0;
-    ASSERT_TRUE(mapped_offset(reinterpret_cast<const void*>(&set_debug_root), &cxx, &file));
-    EXPECT_EQ(obj->file_offset(
-                  "_ZN8perfprof3sym14set_debug_rootENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"),
-              cxx);
-    EXPECT_EQ(obj->file_offset("perfprof::sym::set_debug_root"), 0u);
+    ASSERT_TRUE(mapped_offset(reinterpret_cast<const void*>(&reason_text), &cxx, &file));
+    EXPECT_EQ(obj->file_offset("_ZN8perfprof3sym11reason_textENS0_13UnknownReasonE"), cxx);
+    EXPECT_EQ(obj->file_offset("perfprof::sym::reason_text"), 0u);
 }
 
 TEST(Object, SharedLibraryFunctionMatchesTheKernelsMapping) {

@@ -403,7 +403,8 @@ TEST(Printer, LeafFirstIsFoldReversed) {
     EXPECT_TRUE(f.empty());
 
     // fold() names the same frames root first.
-    Printer p(false, true);
+    sym::Symbolizer symbols;
+    Printer p(symbols, false, true);
     std::string folded, names;
     ASSERT_TRUE(p.fold(chain, 6, uint32_t(getpid()), folded));
     Printer::leaf_first(chain, 6, f);
@@ -432,7 +433,8 @@ TEST(PprofStacks, ChainsOfThisProcess) {
     char dir[] = "/tmp/pprof_test.XXXXXX";
     ASSERT_NE(::mkdtemp(dir), nullptr);
     const std::string path = std::string(dir) + "/out.pb.gz";
-    Printer printer(true, true);
+    sym::Symbolizer symbols;
+    Printer printer(symbols, true, true);
     const uint32_t pid = uint32_t(getpid());
     const uint64_t leaf = reinterpret_cast<uint64_t>(&pprof_test_leaf);
     {
@@ -484,14 +486,15 @@ TEST(PprofStacks, ChainsOfThisProcess) {
 }
 
 TEST(PprofStacks, UnwritablePathFailsAtStart) {
-    Printer printer(false, true);
+    sym::Symbolizer symbols;
+    Printer printer(symbols, false, true);
     EXPECT_THROW(PprofStacks("/nonexistent/dir/x.pb.gz", printer, {}), Error);
 }
 
-
 // serve's profiles: kept in memory, with labels on every sample, a comment and a default type.
 TEST(PprofStacks, InMemoryWithLabels) {
-    Printer printer(false, true);
+    sym::Symbolizer symbols;
+    Printer printer(symbols, false, true);
     PprofStacks out(printer, {"samples", "count", 1000});
     out.label("executable", "/bin/x");
     out.label("build_id", "abcd");

@@ -1,6 +1,8 @@
 // Process symbols (SPEC §5.4.1, §5.4.2): maps parsing, DSO merging, address → symbol against
 // this test process itself, and the per-tgid cache.
 #include "sym/syms.h"
+#include "sym/object_cache.h"
+#include "sym/symbolizer.h"
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -77,6 +79,7 @@ TEST(ParseMapsLine, EdgeCases) {
 }
 
 TEST(Syms, MappingRules) {
+    ObjectCache objects;
     Syms s(
         "1000-2000 r-xp 00000000 08:01 5 /nonexistent/a.so\n"
         "2000-3000 r--p 00001000 08:01 5 /nonexistent/a.so\n"
@@ -91,7 +94,7 @@ TEST(Syms, MappingRules) {
         "b000-c000 r-xp 00000000 00:08 7 socket:[12]\n"
         "c000-d000 rw-p 00000000 08:01 8 /nonexistent/data\n"
         "not a maps line\n",
-        0);
+        0, objects);
     EXPECT_EQ(s.dso_count(), 1u);
     Frame f;
     ASSERT_TRUE(s.resolve(0x1000, f));  // start <= addr
@@ -142,13 +145,15 @@ void expect_self_resolution(Syms& s) {
 }
 
 TEST(Syms, ResolvesOwnFunctionsPid0) {
-    Syms s(self_maps(), 0);
+    ObjectCache objects;
+    Syms s(self_maps(), 0, objects);
     EXPECT_GT(s.dso_count(), 2u);
     expect_self_resolution(s);
 }
 
 TEST(Syms, ResolvesOwnFunctionsThroughProcRoot) {
-    Syms s(self_maps(), getpid());
+    ObjectCache objects;
+    Syms s(self_maps(), getpid(), objects);
     expect_self_resolution(s);
 }
 
@@ -156,7 +161,8 @@ TEST(Syms, Vdso) {
     uint64_t base = getauxval(AT_SYSINFO_EHDR);
     if (!base) GTEST_SKIP() << "no vDSO";
     for (int pid : {0, static_cast<int>(getpid())}) {
-        Syms s(self_maps(), pid);
+        ObjectCache objects;
+        Syms s(self_maps(), pid, objects);
         bool named = false;
         Frame f;
         for (uint64_t a = base; a < base + 0x2000 && s.resolve(a, f); a += 8) {
@@ -210,12 +216,13 @@ TEST(Syms, DeletedExecutableThroughProcExe) {
         }
     }
     if (text) {
-        Syms with_pid(maps, pid);
+        ObjectCache objects;
+        Syms with_pid(maps, pid, objects);
         Frame fr;
         ASSERT_TRUE(with_pid.resolve(text, fr));
         ASSERT_NE(fr.dso, nullptr);
         EXPECT_EQ(*fr.dso, "/proc/" + std::to_string(pid) + "/exe");
-        Syms pid0(maps, 0);  // the --symbols service: no rewrite, the mapping is skipped
+        Syms pid0(maps, 0, objects);  // the --symbols service: no rewrite, the mapping is skipped
         EXPECT_FALSE(pid0.resolve(text, fr));
     }
     kill(pid, SIGKILL);
@@ -225,7 +232,8 @@ TEST(Syms, DeletedExecutableThroughProcExe) {
 }
 
 TEST(SymsCache, ResolvesAndPicksUpDlopen) {
-    SymsCache c;
+    ObjectCache objects;
+    SymsCache c(objects);
     int me = getpid();
     Frame f;
     ASSERT_TRUE(c.resolve(me, addr_of(reinterpret_cast<void*>(&syms_test_helper_function)), f));
@@ -332,14 +340,17 @@ std::string fixture(const std::string& name) {
 
 // `pprof --symbols` for offsets of `file` mapped at 0x7f0000000000 (offset 0, so the link-time
 // address of a PIE is the offset).
-std::string pprof_at(const std::string& file, std::initializer_list<uint64_t> offs) {
+std::string pprof_at(const std::string& file, std::initializer_list<uint64_t> offs,
+                     const std::string& debug_root = kDefaultDebugRoot) {
     std::string in = "7f0000000000-7f0000002000 r-xp 00000000 08:01 1 " + file + "\n";
     char line[32];
     for (uint64_t o : offs) {
         std::snprintf(line, sizeof line, "0x%llx\n", static_cast<unsigned long long>(0x7f0000000000ull + o));
         in += line;
     }
-    return pprof_symbols(in, file);
+    SymbolsRun run;
+    run.debug_root = debug_root;
+    return pprof_symbols(in, file, run);
 }
 
 TEST(PprofSymbols, ShortFunctionNamePerlSemantics) {
@@ -367,11 +378,8 @@ TEST(PprofSymbols, PprofRulesOnFixture) {
 TEST(PprofSymbols, DwarfFromDebugFileByBuildId) {
     std::string bin = fixture("c_debugid");
     if (!fs::exists(bin)) GTEST_SKIP() << "fixtures missing: run `make unit`";
-    set_debug_root(fixture("debugroot"));
-    std::string with = pprof_at(bin, {0x1139, 0x1150, 0x1193 + 0x10});
-    set_debug_root("/nonexistent");
-    std::string without = pprof_at(bin, {0x1139});
-    set_debug_root("/usr/lib/debug");
+    std::string with = pprof_at(bin, {0x1139, 0x1150, 0x1193 + 0x10}, fixture("debugroot"));
+    std::string without = pprof_at(bin, {0x1139}, "/nonexistent");
     EXPECT_EQ(with, "static_helper\nstatic_helper\nfixture_loop\n");
     EXPECT_EQ(without, "??\n");
 }
@@ -392,11 +400,10 @@ TEST(DwarfNames, InnermostAndOutermost) {
     EXPECT_FALSE(d->lookup(0x1075, &in, &out));  // _start: no DWARF function
 }
 
-
 // serve's /pprof/symbol: '+'-separated addresses of a live process (this one), one line each
 // for those with a name; kernel addresses from kallsyms.
 TEST(SymbolPage, AddressesOfAProcess) {
-    SymsCache cache;
+    Symbolizer cache;
     const int pid = getpid();
     const uint64_t fn = addr_of(reinterpret_cast<void*>(&syms_test_helper_function));
     char body[128];
@@ -404,7 +411,8 @@ TEST(SymbolPage, AddressesOfAProcess) {
                   static_cast<unsigned long long>(fn + 1), static_cast<unsigned long long>(fn + 2),
                   static_cast<unsigned long long>(fn + 3));
     char want[160];
-    std::snprintf(want, sizeof want, "0x%llx\tsyms_test_helper_function\n0x%llx\tsyms_test_helper_function\n"
+    std::snprintf(want, sizeof want,
+                  "0x%llx\tsyms_test_helper_function\n0x%llx\tsyms_test_helper_function\n"
                   "0x%llx\tsyms_test_helper_function\n",
                   static_cast<unsigned long long>(fn + 1), static_cast<unsigned long long>(fn + 2),
                   static_cast<unsigned long long>(fn + 3));

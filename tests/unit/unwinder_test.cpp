@@ -20,6 +20,7 @@
 
 #include "perf-prof/sample.h"
 #include "sym/object.h"
+#include "sym/symbolizer.h"
 #include "sym/syms.h"
 
 namespace perfprof::unwind {
@@ -121,19 +122,16 @@ __attribute__((noinline)) int unwinder_test_f1(Captured* c) {
 class SelfSpace final : public AddressSpace {
 public:
     bool find(uint64_t pc, CfiTable** table, uint64_t* obj_pc) override {
-        sym::Object* obj = nullptr;
-        if (!cache.locate(::getpid(), pc, &obj, obj_pc)) return false;
-        *table = &obj->cfi();
-        return true;
+        return symbols.locate(::getpid(), pc, table, obj_pc);
     }
     // The symbol of a return address (of the pc itself for the first frame).
     std::string name(uint64_t addr, bool first) {
         sym::Frame f;
         if (addr == kChainTruncated) return "[truncated]";
-        if (!cache.resolve(::getpid(), first ? addr : addr - 1, f) || !f.sym) return "?";
+        if (!symbols.resolve(uint32_t(::getpid()), first ? addr : addr - 1, f) || !f.sym) return "?";
         return *f.sym;
     }
-    sym::SymsCache cache;
+    sym::Symbolizer symbols;
 };
 
 UserState state_of(const Captured& c, size_t stack_size) {
