@@ -5,6 +5,7 @@
 
 #include "filter/task_filter.h"
 #include "output/event_line.h"
+#include "perf-prof/error.h"
 #include "perf-prof/profiler.h"
 #include "stack/stack_printer.h"
 #include "tep/tep.h"

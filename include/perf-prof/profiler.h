@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "filter/expr.h"
+#include "perf-prof/field.h"
 #include "perf-prof/options.h"
 #include "perf-prof/sample.h"
 
@@ -18,6 +18,9 @@ struct tep_event;
 
 namespace perfprof {
 
+namespace filter {
+struct EvalHooks;
+}
 namespace tep {
 class Tep;
 }
@@ -31,12 +34,12 @@ enum class EventKind { Tracepoint, Kprobe, Kretprobe, Uprobe, Uretprobe, Other }
 struct EventSpec {
     std::string sys, name;  // "sys:name"; for probes sys is "kprobe"/"uprobe"/..., name the function
     EventKind kind = EventKind::Tracepoint;
-    perf_event_attr attr{};             // sample_type, period, wake-up bits, ...
-    std::string filter;                 // ftrace filter installed with PERF_EVENT_IOC_SET_FILTER
-    std::string probe;                  // kprobe_func / uprobe_path: the session points config1 here
-    std::vector<int> cpus;              // cpus= attribute: only these CPUs (∩ the device's); empty = all
-    struct tep_event* tp = nullptr;     // tracepoint format, for rendering and field access
-    std::vector<filter::Field> fields;  // the record's fields, for user-space filters and EXPRs
+    perf_event_attr attr{};          // sample_type, period, wake-up bits, ...
+    std::string filter;              // ftrace filter installed with PERF_EVENT_IOC_SET_FILTER
+    std::string probe;               // kprobe_func / uprobe_path: the session points config1 here
+    std::vector<int> cpus;           // cpus= attribute: only these CPUs (∩ the device's); empty = all
+    struct tep_event* tp = nullptr;  // tracepoint format, for rendering and field access
+    std::vector<Field> fields;       // the record's fields, for user-space filters and EXPRs
     int bpf_prog = -1;  // BPF_PROG_TYPE_PERF_EVENT program fd (PERF_EVENT_IOC_SET_BPF), owned by the profiler
 };
 
