@@ -39,7 +39,8 @@ constexpr char kEmptyMark = '\x02';
 
 // The `help` word as a pseudo-profiler (SPEC §1.2 rule 3): after it only -e and -h remain
 // usable (with -V, -v and -q, which every word accepts).
-const ProfilerInfo kHelpWord{"help", "", "", {}, {{Opt::Event, nullptr}}, nullptr, nullptr, false};
+const ProfilerInfo kHelpWord{
+    .name = "help", .summary = "", .usage = "", .options = {{Opt::Event, nullptr}}, .global_options = false};
 
 std::string see(const ProfilerInfo* p) {
     if (p && p != &kHelpWord) return std::string(" (see 'perf-prof ") + p->name + " -h')";
@@ -504,7 +505,7 @@ Parsed parse(const std::vector<std::string>& args, const std::vector<const Profi
 
     // `help` as the first workload word; "-- help" runs a command named help, and commands
     // with their own words (list, usdt) take it as one of them.
-    if (!profiler->run_words && !after.rest().empty() && after.rest().front() == "help") {
+    if (!profiler->is_command() && !after.rest().empty() && after.rest().front() == "help") {
         parse_help_word(out, before, &after, after.rest(), registry);
         return out;
     }
@@ -516,7 +517,7 @@ Parsed parse(const std::vector<std::string>& args, const std::vector<const Profi
     out.opt.own = std::move(own);
     out.opt.workload = split_workload(after.rest());
     out.separator = !after.rest().empty() && after.rest().front() == "--";
-    if (!profiler->run_words) settle(out.opt, *profiler);
+    if (!profiler->is_command()) settle(out.opt, *profiler);
     out.action = Action::Run;
     return out;
 }

@@ -122,8 +122,12 @@ std::unique_ptr<Profiler> create_sampler(Context& ctx) {
     return std::make_unique<CpuSampler>(ctx, g_request);
 }
 
-const ProfilerInfo kSamplerInfo = {"serve",       "CPU profile of one process for serve", "", {}, {},
-                                   create_sampler};
+const ProfilerInfo kSamplerInfo = {
+    .name = "serve",
+    .summary = "CPU profile of one process for serve",
+    .usage = "",
+    .create = create_sampler,
+};
 
 // In the child: fds 0 /dev/null, 1 and 2 the messages, 3 the profile, nothing else of
 // serve's (its listening socket and connections must close when serve closes them).
