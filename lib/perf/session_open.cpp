@@ -258,7 +258,7 @@ void Session::open_nested(Device& parent) {
         std::vector<std::string> words{n.profiler};
         for (std::string& w : split_spaces(n.options)) words.push_back(std::move(w));
         cli::Parsed p = cli::parse(words, all_profilers());
-        if (p.action != cli::Action::Run || !p.profiler || p.profiler->run_words)
+        if (p.action != cli::Action::Run || !p.profiler || p.profiler->is_command())
             throw Error("profiler " + n.profiler + " cannot be nested in " + parent.info.name);
         if (!p.opt.workload.empty())
             throw Error::usage("nested " + n.profiler + ": unexpected word '" + p.opt.workload[0] + "'");
