@@ -2,7 +2,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -10,6 +9,7 @@
 
 #include "cli/checks.h"
 #include "cli/help.h"
+#include "cli/option_messages.h"
 #include "cli/option_table.h"
 #include "cli/store_option.h"
 #include "core/text.h"
@@ -64,11 +64,6 @@ std::string cli11_names(const OptionRow& row) {
     return names;
 }
 
-// An option's name in messages: its long name, or its letter for a short-only row.
-std::string shown_name(const OptionRow& row) {
-    return *row.long_name ? row.long_name : std::string(1, row.short_name);
-}
-
 // One CLI11 run over one stretch of argv.
 class Pass {
 public:
@@ -99,7 +94,7 @@ public:
         try {
             app_.parse(reversed);
         } catch (const CLI::ArgumentMismatch& e) {
-            throw Error::usage(mismatch_message(e, args) + see(profiler_));
+            throw Error::usage(missing_value_message(e.what(), args, registry_) + see(profiler_));
         } catch (const CLI::ParseError& e) {
             throw Error::usage(std::string(e.what()) + see(profiler_));
         }
@@ -218,75 +213,14 @@ private:
     // as the first word here they can only be a mistyped option, never a profiler or workload.
     static bool looks_like_option(const std::string& w) { return w.size() > 1 && w[0] == '-' && w != "--"; }
 
-    // CLI11 reports a missing value only when argv ran out, so the culprit is in the last
-    // word: "--name" or a short cluster whose first value-taking letter is it.
-    std::string mismatch_message(const CLI::ArgumentMismatch& e, const std::vector<std::string>& args) const {
-        std::string what = e.what();
-        const std::string override_tail = " was given a disallowed flag override";
-        if (what.size() > override_tail.size() && what.ends_with(override_tail))
-            return "option `" + what.substr(0, what.size() - override_tail.size()) + "' takes no value";
-        if (!args.empty()) {
-            const std::string& last = args.back();
-            if (last.starts_with("--")) {
-                return "option `" + last.substr(2, last.find('=') - 2) + "' requires a value";
-            }
-            for (std::size_t i = 1; i < last.size(); ++i) {
-                const OptionRow* row = any_short(last[i]);
-                if (row && row->kind == ArgKind::Value)
-                    return "option `" + shown_name(*row) + "' requires a value";
-            }
-        }
-        return what;
-    }
-
-    // A row of the table or of any profiler's own options, for messages.
-    const OptionRow* any_long(std::string_view name) const {
-        if (const OptionRow* row = find_long(name)) return row;
-        for (const ProfilerInfo* p : registry_)
-            if (const OptionRow* row = own_row(*p, name)) return row;
-        return nullptr;
-    }
-    const OptionRow* any_short(char c) const {
-        if (const OptionRow* row = find_short(c)) return row;
-        for (const ProfilerInfo* p : registry_)
-            for (const OptionRow& row : p->own_options)
-                if (c && row.short_name == c) return &row;
-        return nullptr;
-    }
-
     // Message for the option-looking word CLI11 did not know.
     std::string reject(const std::string& w) const {
-        std::string name;
-        const OptionRow* row = nullptr;
-        bool known = false;
-        if (w.starts_with("--")) {
-            name = w.substr(2, w.find('=') - 2);
-            row = any_long(name);
-            if (!row && name.starts_with("no-")) {
-                const OptionRow* base = any_long(std::string_view(name).substr(3));
-                if (base && !base->negatable) return "option `" + name + "' isn't available" + see(profiler_);
-                row = base;
-            }
-            known = row || name == "symbols";
-        } else {
-            row = any_short(w[1]);
-            if (!row) return "unknown switch `" + std::string(1, w[1]) + "'" + see(profiler_);
-            name = shown_name(*row);
-            known = true;
-        }
-        if (!known) {
-            // The options usable here, for "did you mean".
-            std::vector<std::string> usable;
-            for (const auto& [o, r] : rows_)
-                if (*r->long_name) usable.push_back(r->long_name);
-            std::sort(usable.begin(), usable.end());
-            const std::string guess = core::nearest(name, usable);
-            return "unknown option `" + name + "'" +
-                   (guess.empty() ? "" : " (did you mean --" + guess + "?)") + see(profiler_);
-        }
-        // Before the profiler word every option is enabled, so a known one lands here only after it.
-        return "option `" + name + "' is not usable with " + (profiler_ ? profiler_->name : "perf-prof") +
-               see(profiler_);
+        // The options usable here, for "did you mean".
+        std::vector<std::string> usable;
+        for (const auto& [o, r] : rows_)
+            if (*r->long_name) usable.push_back(r->long_name);
+        return unknown_option_message(w, registry_, usable, profiler_ ? profiler_->name : nullptr,
+                                      see(profiler_));
     }
 
     const ProfilerInfo* profiler_;
