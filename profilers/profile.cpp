@@ -37,8 +37,8 @@ struct ProfileOptions final : ProfilerOptions {
     filter::EbpfFilters ebpf;
 };
 
-bool flag(OptionValue v) {
-    return v && *v == "1";
+uint32_t u32(OptionValue v, const char* option) {
+    return uint32_t(core::parse_bounded(*v, option, UINT32_MAX));
 }
 
 using K = ArgKind;
@@ -46,13 +46,13 @@ using G = Group;
 using Own = OwnOptions<ProfileOptions>;
 const OptionRow kOwnOptions[] = {
     Own::row(0, "exclude-user", "", K::Flag, false, G::Filter, "sample kernel mode only",
-             [](ProfileOptions& o, OptionValue v) { o.exclude_user = flag(v); }),
+             [](ProfileOptions& o, OptionValue v) { o.exclude_user = flag_value(v); }),
     Own::row(0, "exclude-kernel", "", K::Flag, false, G::Filter, "sample user mode only",
-             [](ProfileOptions& o, OptionValue v) { o.exclude_kernel = flag(v); }),
+             [](ProfileOptions& o, OptionValue v) { o.exclude_kernel = flag_value(v); }),
     Own::row(0, "exclude-guest", "", K::Flag, false, G::Filter, "do not sample guests",
-             [](ProfileOptions& o, OptionValue v) { o.exclude_guest = flag(v); }),
+             [](ProfileOptions& o, OptionValue v) { o.exclude_guest = flag_value(v); }),
     Own::row('G', "exclude-host", "", K::Flag, false, G::Filter, "sample guests only",
-             [](ProfileOptions& o, OptionValue v) { o.exclude_host = flag(v); }),
+             [](ProfileOptions& o, OptionValue v) { o.exclude_host = flag_value(v); }),
     Own::row(0, "irqs_disabled", "0|1", K::OptionalValue, false, G::Filter,
              "eBPF: keep samples taken with interrupts disabled\n"
              "(=0: enabled)",
@@ -72,15 +72,11 @@ const OptionRow kOwnOptions[] = {
     Own::row(0, "nr_running_min", "N", K::Value, false, G::Filter,
              "eBPF: keep samples of CPUs with at least N runnable\n"
              "tasks",
-             [](ProfileOptions& o, OptionValue v) {
-                 o.ebpf.nr_running_min = uint32_t(core::parse_bounded(*v, "nr_running_min", UINT32_MAX));
-             }),
+             [](ProfileOptions& o, OptionValue v) { o.ebpf.nr_running_min = u32(v, "nr_running_min"); }),
     Own::row(0, "nr_running_max", "N", K::Value, false, G::Filter,
              "eBPF: keep samples of CPUs with at most N runnable\n"
              "tasks",
-             [](ProfileOptions& o, OptionValue v) {
-                 o.ebpf.nr_running_max = uint32_t(core::parse_bounded(*v, "nr_running_max", UINT32_MAX));
-             }),
+             [](ProfileOptions& o, OptionValue v) { o.ebpf.nr_running_max = u32(v, "nr_running_max"); }),
     Own::row(0, "sched_policy", "N", K::Value, false, G::Filter,
              "eBPF: keep samples of tasks with this policy (0\n"
              "NORMAL, 1 FIFO, 2 RR, 3 BATCH, 5 IDLE, 6 DEADLINE)",
