@@ -584,10 +584,8 @@ std::string other_template(const Options&, const std::vector<Resolved>& events) 
 // own argument parser like `list`.
 ProfilerInfo make(const char* name, decltype(ProfilerInfo::help_template) tmpl,
                   decltype(ProfilerInfo::run_words) words = nullptr) {
-    ProfilerInfo p{.name = name,
-                   .summary = "demo",
-                   .usage = "-e EVENT",
-                   .options = {{Opt::Event, nullptr}, {Opt::CallGraph, nullptr}}};
+    ProfilerInfo p{.name = name, .summary = "demo", .usage = "-e EVENT"};
+    p.options = {{Opt::Event, nullptr}, {Opt::CallGraph, nullptr}};
     p.help_template = tmpl;
     p.run_words = words;
     if (words) p.kind = ProfilerInfo::Kind::Command;
