@@ -60,7 +60,7 @@ static perfprof::perf::DeviceSpec resolve_nested(const perfprof::NestedSpec& n, 
         rest.remove_prefix(std::min(sp + 1, rest.size()));
     }
     cli::Parsed p = cli::parse(words, all_profilers());
-    if (p.action != cli::Action::Run || !p.profiler || p.profiler->run_words)
+    if (p.action != cli::Action::Run || !p.profiler || p.profiler->is_command())
         throw Error("profiler " + n.profiler + " cannot be nested in " + parent);
     if (!p.opt.workload.empty())
         throw Error::usage("nested " + n.profiler + ": unexpected word '" + p.opt.workload[0] + "'");
@@ -80,7 +80,7 @@ static int run(int argc, char** argv) {
     core::set_command_line(argc, argv);
     try {
         cli::Parsed p = cli::parse(args, all_profilers());
-        if (p.action != cli::Action::Run || p.profiler->run_words) unblock_stop_signals();
+        if (p.action != cli::Action::Run || p.profiler->is_command()) unblock_stop_signals();
         switch (p.action) {
             case cli::Action::MainHelp:
                 cli::print_main_help(stderr, all_profilers());
@@ -98,7 +98,7 @@ static int run(int argc, char** argv) {
             case cli::Action::Run:
                 break;
         }
-        if (p.profiler->run_words) return p.profiler->run_words(p.opt);
+        if (p.profiler->is_command()) return p.profiler->run_words(p.opt);
         // A mistyped option may have become the workload: say so with -v (SPEC §1.2 rule 8).
         if (p.opt.verbose > 0 && !p.separator && !p.opt.workload.empty()) {
             std::printf("Unparsed options:");

@@ -21,20 +21,13 @@
 
 #include "filter/printf_format.h"
 #include "perf-prof/error.h"
+#include "perf-prof/field.h"
 #include "perf-prof/sample.h"
 
 namespace perfprof::filter {
 
-// One field of a tracepoint format (what `format` files describe).
-struct Field {
-    std::string name;
-    uint32_t offset = 0, size = 0;
-    bool is_signed = false;
-    bool is_string = false;   // char[] or __data_loc char[]
-    bool is_dynamic = false;  // __data_loc: a u32 at offset, low 16 bits offset, high 16 length
-    uint32_t elem_size = 0;   // element size of arrays; 0 = same as size
-    bool is_array = false;
-};
+// One field of a tracepoint format (include/perf-prof/field.h, the bottom layer).
+using Field = perfprof::Field;
 
 // Every value is a 64-bit integer; pointers (char * results) are addresses.
 using Value = int64_t;

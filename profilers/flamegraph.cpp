@@ -9,6 +9,7 @@
 #include "flamegraph/flame_svg.h"
 #include "flamegraph/svg.h"
 #include "perf-prof/error.h"
+#include "perf-prof/own_options.h"
 #include "perf-prof/profiler.h"
 
 namespace perfprof {
@@ -19,10 +20,6 @@ struct FlamegraphOptions final : ProfilerOptions {
     flamegraph::FlameOptions fg;
     bool title_given = false;
 };
-
-FlamegraphOptions& own(ProfilerOptions& o) {
-    return static_cast<FlamegraphOptions&>(o);
-}
 
 // "0.5" pixels or "0.1%" of the total.
 void parse_min_width(std::string_view v, flamegraph::FlameOptions& fg) {
@@ -38,51 +35,48 @@ void parse_min_width(std::string_view v, flamegraph::FlameOptions& fg) {
 
 using K = ArgKind;
 using G = Group;
+using Own = OwnOptions<FlamegraphOptions>;
 const OptionRow kOwnOptions[] = {
-    {Opt::Own, 0, "title", "text", K::Value, false, G::Profiler, "title (default: Flame Graph)",
-     [](ProfilerOptions& o, OptionValue v) {
-         own(o).fg.title = std::string(*v);
-         own(o).title_given = true;
-     }},
-    {Opt::Own, 0, "subtitle", "text", K::Value, false, G::Profiler, "second line under the title",
-     [](ProfilerOptions& o, OptionValue v) { own(o).fg.subtitle = std::string(*v); }},
-    {Opt::Own, 0, "width", "px", K::Value, false, G::Profiler, "picture width (default 1200)",
-     [](ProfilerOptions& o, OptionValue v) {
-         own(o).fg.width = int(core::parse_bounded(*v, "width", 100000));
-         if (own(o).fg.width < 100) throw Error::usage("option `width': at least 100 pixels");
-     }},
-    {Opt::Own, 0, "height", "px", K::Value, false, G::Profiler, "height of a frame (default 16)",
-     [](ProfilerOptions& o, OptionValue v) {
-         own(o).fg.frame_height = int(core::parse_bounded(*v, "height", 200));
-         if (own(o).fg.frame_height < 4) throw Error::usage("option `height': at least 4 pixels");
-     }},
-    {Opt::Own, 0, "minwidth", "px|pct%", K::Value, false, G::Profiler,
-     "merge frames narrower than this (default 0.1\n"
-     "pixels; 0 draws every frame)",
-     [](ProfilerOptions& o, OptionValue v) { parse_min_width(*v, own(o).fg); }},
-    {Opt::Own, 0, "inverted", "", K::Flag, false, G::Profiler, "icicle graph: the root at the top",
-     [](ProfilerOptions& o, OptionValue v) { own(o).fg.inverted = v && *v == "1"; }},
-    {Opt::Own, 0, "reverse", "", K::Flag, false, G::Profiler, "merge stacks from their leaves (callers view)",
-     [](ProfilerOptions& o, OptionValue v) { own(o).fg.reverse = v && *v == "1"; }},
-    {Opt::Own, 0, "colors", "palette", K::Value, false, G::Profiler,
-     "kind (by frame kind, default), hot, mem, io, red,\n"
-     "green, blue, aqua, yellow, purple, orange",
-     [](ProfilerOptions& o, OptionValue v) {
-         if (!flamegraph::valid_palette(std::string(*v)))
-             throw Error::usage("option `colors': unknown palette '" + std::string(*v) + "' (one of " +
-                                flamegraph::palette_names() + ")");
-         own(o).fg.colors = std::string(*v);
-     }},
-    {Opt::Own, 0, "countname", "name", K::Value, false, G::Profiler, "what a count is (default samples)",
-     [](ProfilerOptions& o, OptionValue v) {
-         if (v->empty()) throw Error::usage("option `countname': empty name");
-         own(o).fg.count_name = std::string(*v);
-     }},
+    Own::row(0, "title", "text", K::Value, false, G::Profiler, "title (default: Flame Graph)",
+             [](FlamegraphOptions& o, OptionValue v) {
+                 o.fg.title = std::string(*v);
+                 o.title_given = true;
+             }),
+    Own::row(0, "subtitle", "text", K::Value, false, G::Profiler, "second line under the title",
+             [](FlamegraphOptions& o, OptionValue v) { o.fg.subtitle = std::string(*v); }),
+    Own::row(0, "width", "px", K::Value, false, G::Profiler, "picture width (default 1200)",
+             [](FlamegraphOptions& o, OptionValue v) {
+                 o.fg.width = int(core::parse_bounded(*v, "width", 100000));
+                 if (o.fg.width < 100) throw Error::usage("option `width': at least 100 pixels");
+             }),
+    Own::row(0, "height", "px", K::Value, false, G::Profiler, "height of a frame (default 16)",
+             [](FlamegraphOptions& o, OptionValue v) {
+                 o.fg.frame_height = int(core::parse_bounded(*v, "height", 200));
+                 if (o.fg.frame_height < 4) throw Error::usage("option `height': at least 4 pixels");
+             }),
+    Own::row(0, "minwidth", "px|pct%", K::Value, false, G::Profiler,
+             "merge frames narrower than this (default 0.1\n"
+             "pixels; 0 draws every frame)",
+             [](FlamegraphOptions& o, OptionValue v) { parse_min_width(*v, o.fg); }),
+    Own::row(0, "inverted", "", K::Flag, false, G::Profiler, "icicle graph: the root at the top",
+             [](FlamegraphOptions& o, OptionValue v) { o.fg.inverted = flag_value(v); }),
+    Own::row(0, "reverse", "", K::Flag, false, G::Profiler, "merge stacks from their leaves (callers view)",
+             [](FlamegraphOptions& o, OptionValue v) { o.fg.reverse = flag_value(v); }),
+    Own::row(0, "colors", "palette", K::Value, false, G::Profiler,
+             "kind (by frame kind, default), hot, mem, io, red,\n"
+             "green, blue, aqua, yellow, purple, orange",
+             [](FlamegraphOptions& o, OptionValue v) {
+                 if (!flamegraph::valid_palette(std::string(*v)))
+                     throw Error::usage("option `colors': unknown palette '" + std::string(*v) +
+                                        "' (one of " + flamegraph::palette_names() + ")");
+                 o.fg.colors = std::string(*v);
+             }),
+    Own::row(0, "countname", "name", K::Value, false, G::Profiler, "what a count is (default samples)",
+             [](FlamegraphOptions& o, OptionValue v) {
+                 if (v->empty()) throw Error::usage("option `countname': empty name");
+                 o.fg.count_name = std::string(*v);
+             }),
 };
-
-std::shared_ptr<ProfilerOptions> make_options() {
-    return std::make_shared<FlamegraphOptions>();
-}
 
 // Parsed as it is read: the stacks hold all the text says, in less memory than the text.
 flamegraph::ParseReport read_input(const std::string& path, flamegraph::FoldedStacks& stacks) {
@@ -131,30 +125,29 @@ int render(const Options& opt) {
 
 extern const ProfilerInfo flamegraph_info;
 const ProfilerInfo flamegraph_info = {
-    "flamegraph",
-    "Draw a folded-stacks file as an interactive SVG flame graph.",
-    "[OPTION...] FILE.folded > out.svg",
-    {
-        "SYNOPSIS",
-        "    Render folded stacks (\"root;...;leaf COUNT\" per line: --flame-graph files, or",
-        "    perf script | stackcollapse-perf.pl output) into one self-contained SVG on stdout:",
-        "    hover for a frame's count and share, click to zoom, Search (Ctrl-F) highlights",
-        "    the frames a regular expression matches and shows their share of the total.",
-        "    Frames are coloured by kind: _[k] kernel, _[j] JIT, _[i] inlined, [dso+0x...]",
-        "    frames without a symbol, [unknown]; the shade follows the name.",
-        "",
-        "EXAMPLES",
-        "    perf-prof flamegraph cpu.folded > cpu.svg",
-        "    perf-prof flamegraph --inverted --minwidth 0 --title 'Off-CPU' waits.folded > waits.svg",
-        "    perf script | stackcollapse-perf.pl | perf-prof flamegraph - > perf.svg",
-    },
-    {},
-    nullptr,
-    render,
-    false,
-    nullptr,
-    kOwnOptions,
-    make_options,
+    .name = "flamegraph",
+    .kind = ProfilerInfo::Kind::Command,
+    .summary = "Draw a folded-stacks file as an interactive SVG flame graph.",
+    .usage = "[OPTION...] FILE.folded > out.svg",
+    .body =
+        {
+            "SYNOPSIS",
+            "    Render folded stacks (\"root;...;leaf COUNT\" per line: --flame-graph files, or",
+            "    perf script | stackcollapse-perf.pl output) into one self-contained SVG on stdout:",
+            "    hover for a frame's count and share, click to zoom, Search (Ctrl-F) highlights",
+            "    the frames a regular expression matches and shows their share of the total.",
+            "    Frames are coloured by kind: _[k] kernel, _[j] JIT, _[i] inlined, [dso+0x...]",
+            "    frames without a symbol, [unknown]; the shade follows the name.",
+            "",
+            "EXAMPLES",
+            "    perf-prof flamegraph cpu.folded > cpu.svg",
+            "    perf-prof flamegraph --inverted --minwidth 0 --title 'Off-CPU' waits.folded > waits.svg",
+            "    perf script | stackcollapse-perf.pl | perf-prof flamegraph - > perf.svg",
+        },
+    .run_words = render,
+    .global_options = false,
+    .own_options = kOwnOptions,
+    .make_options = Own::make,
 };
 
 }  // namespace perfprof

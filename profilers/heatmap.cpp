@@ -11,6 +11,7 @@
 #include "flamegraph/heatmap.h"
 #include "flamegraph/svg.h"
 #include "perf-prof/error.h"
+#include "perf-prof/own_options.h"
 #include "perf-prof/profiler.h"
 
 namespace perfprof {
@@ -27,10 +28,6 @@ struct HeatmapCmdOptions final : ProfilerOptions {
     std::string step, min, max;
 };
 
-HeatmapCmdOptions& own(ProfilerOptions& o) {
-    return static_cast<HeatmapCmdOptions&>(o);
-}
-
 int pixels(OptionValue v, const char* option) {
     return int(core::parse_bounded(*v, option, 1000000));
 }
@@ -46,57 +43,53 @@ std::string unit_name(OptionValue v, const char* option) {
 
 using K = ArgKind;
 using G = Group;
+using Own = OwnOptions<HeatmapCmdOptions>;
 const OptionRow kOwnOptions[] = {
-    {Opt::Own, 0, "title", "TEXT", K::Value, false, G::Profiler, "the picture's title (Latency Heat Map)",
-     [](ProfilerOptions& o, OptionValue v) { own(o).hm.title = std::string(*v); }},
-    {Opt::Own, 0, "subtitle", "TEXT", K::Value, false, G::Profiler,
-     "the line under the title (the file name)",
-     [](ProfilerOptions& o, OptionValue v) {
-         own(o).hm.subtitle = std::string(*v);
-         own(o).subtitle_given = true;
-     }},
-    {Opt::Own, 0, "width", "PX", K::Value, false, G::Profiler, "width of the picture (1200)",
-     [](ProfilerOptions& o, OptionValue v) { own(o).hm.width = pixels(v, "width"); }},
-    {Opt::Own, 0, "height", "PX", K::Value, false, G::Profiler, "height of the cell area (500)",
-     [](ProfilerOptions& o, OptionValue v) { own(o).hm.height = pixels(v, "height"); }},
-    {Opt::Own, 0, "rows", "N", K::Value, false, G::Profiler, "latency rows, 1 to 500 (50)",
-     [](ProfilerOptions& o, OptionValue v) {
-         own(o).hm.rows = int(core::parse_bounded(*v, "rows", 1000000));
-     }},
-    {Opt::Own, 0, "columns", "N", K::Value, false, G::Profiler,
-     "at most N time columns, 1 to 2000, when --step is\n"
-     "not given (200)",
-     [](ProfilerOptions& o, OptionValue v) {
-         own(o).hm.max_columns = int(core::parse_bounded(*v, "columns", 1000000));
-     }},
-    {Opt::Own, 0, "step", "TIME", K::Value, false, G::Profiler,
-     "time per column, e.g. 10ms (a bare number is in\n"
-     "the file's time unit); default: a round step",
-     [](ProfilerOptions& o, OptionValue v) { own(o).step = std::string(*v); }},
-    {Opt::Own, 0, "min", "LATENCY", K::Value, false, G::Profiler,
-     "the bottom row's lower bound, e.g. 100us; smaller\n"
-     "latencies are counted in the bottom row",
-     [](ProfilerOptions& o, OptionValue v) { own(o).min = std::string(*v); }},
-    {Opt::Own, 0, "max", "LATENCY", K::Value, false, G::Profiler,
-     "the top row's upper bound, e.g. 10ms; larger\n"
-     "latencies are counted in the top row",
-     [](ProfilerOptions& o, OptionValue v) { own(o).max = std::string(*v); }},
-    {Opt::Own, 0, "log", "", K::Flag, false, G::Profiler, "latency rows on a log scale (the default)",
-     [](ProfilerOptions& o, OptionValue v) { own(o).hm.log = v && *v == "1"; }},
-    {Opt::Own, 0, "linear", "", K::Flag, false, G::Profiler, "latency rows on a linear scale",
-     [](ProfilerOptions& o, OptionValue v) { own(o).hm.log = !(v && *v == "1"); }},
-    {Opt::Own, 0, "units-time", "UNIT", K::Value, false, G::Profiler,
-     "the file's time unit: ns (default), us, ms, s, or\n"
-     "any name, shown as is",
-     [](ProfilerOptions& o, OptionValue v) { own(o).hm.time_unit = unit_name(v, "units-time"); }},
-    {Opt::Own, 0, "units-latency", "UNIT", K::Value, false, G::Profiler,
-     "the file's latency unit, as --units-time",
-     [](ProfilerOptions& o, OptionValue v) { own(o).hm.latency_unit = unit_name(v, "units-latency"); }},
+    Own::row(0, "title", "TEXT", K::Value, false, G::Profiler, "the picture's title (Latency Heat Map)",
+             [](HeatmapCmdOptions& o, OptionValue v) { o.hm.title = std::string(*v); }),
+    Own::row(0, "subtitle", "TEXT", K::Value, false, G::Profiler, "the line under the title (the file name)",
+             [](HeatmapCmdOptions& o, OptionValue v) {
+                 o.hm.subtitle = std::string(*v);
+                 o.subtitle_given = true;
+             }),
+    Own::row(0, "width", "PX", K::Value, false, G::Profiler, "width of the picture (1200)",
+             [](HeatmapCmdOptions& o, OptionValue v) { o.hm.width = pixels(v, "width"); }),
+    Own::row(0, "height", "PX", K::Value, false, G::Profiler, "height of the cell area (500)",
+             [](HeatmapCmdOptions& o, OptionValue v) { o.hm.height = pixels(v, "height"); }),
+    Own::row(0, "rows", "N", K::Value, false, G::Profiler, "latency rows, 1 to 500 (50)",
+             [](HeatmapCmdOptions& o, OptionValue v) {
+                 o.hm.rows = int(core::parse_bounded(*v, "rows", 1000000));
+             }),
+    Own::row(0, "columns", "N", K::Value, false, G::Profiler,
+             "at most N time columns, 1 to 2000, when --step is\n"
+             "not given (200)",
+             [](HeatmapCmdOptions& o, OptionValue v) {
+                 o.hm.max_columns = int(core::parse_bounded(*v, "columns", 1000000));
+             }),
+    Own::row(0, "step", "TIME", K::Value, false, G::Profiler,
+             "time per column, e.g. 10ms (a bare number is in\n"
+             "the file's time unit); default: a round step",
+             [](HeatmapCmdOptions& o, OptionValue v) { o.step = std::string(*v); }),
+    Own::row(0, "min", "LATENCY", K::Value, false, G::Profiler,
+             "the bottom row's lower bound, e.g. 100us; smaller\n"
+             "latencies are counted in the bottom row",
+             [](HeatmapCmdOptions& o, OptionValue v) { o.min = std::string(*v); }),
+    Own::row(0, "max", "LATENCY", K::Value, false, G::Profiler,
+             "the top row's upper bound, e.g. 10ms; larger\n"
+             "latencies are counted in the top row",
+             [](HeatmapCmdOptions& o, OptionValue v) { o.max = std::string(*v); }),
+    Own::row(0, "log", "", K::Flag, false, G::Profiler, "latency rows on a log scale (the default)",
+             [](HeatmapCmdOptions& o, OptionValue v) { o.hm.log = flag_value(v); }),
+    Own::row(0, "linear", "", K::Flag, false, G::Profiler, "latency rows on a linear scale",
+             [](HeatmapCmdOptions& o, OptionValue v) { o.hm.log = !flag_value(v); }),
+    Own::row(0, "units-time", "UNIT", K::Value, false, G::Profiler,
+             "the file's time unit: ns (default), us, ms, s, or\n"
+             "any name, shown as is",
+             [](HeatmapCmdOptions& o, OptionValue v) { o.hm.time_unit = unit_name(v, "units-time"); }),
+    Own::row(0, "units-latency", "UNIT", K::Value, false, G::Profiler,
+             "the file's latency unit, as --units-time",
+             [](HeatmapCmdOptions& o, OptionValue v) { o.hm.latency_unit = unit_name(v, "units-latency"); }),
 };
-
-std::shared_ptr<ProfilerOptions> make_options() {
-    return std::make_shared<HeatmapCmdOptions>();
-}
 
 // An option's TIME in the file's unit: a bare number is taken as it is; one with a suffix
 // (s, ms, us, ns) must be a whole number of the file's unit.
@@ -154,31 +147,30 @@ int draw_heatmap(const Options& opt) {
 
 extern const ProfilerInfo heatmap_info;
 const ProfilerInfo heatmap_info = {
-    "heatmap",
-    "Draw a latency heat-map file (.lat) as an SVG.",
-    "[OPTION...] FILE.lat|- > out.svg",
-    {
-        "SYNOPSIS",
-        "    Read `{time} {latency}' lines (what multi-trace --heatmap writes, both in ns)",
-        "    and print an SVG heat map: time since the first point on x, latency rows on y",
-        "    (log, or linear with --linear), the count of points per cell as colour. Pointing",
-        "    at a cell shows its time range, latency range and count. Latencies outside",
-        "    --min/--max are counted in the edge rows and reported in the header line.",
-        "    A bad line is skipped and reported on stderr; with no good line, nothing is",
-        "    drawn and the exit status is 1.",
-        "",
-        "EXAMPLES",
-        "    perf-prof heatmap lat-sched_wakeup-sched_switch.lat > wakeup.svg",
-        "    perf-prof heatmap --rows 60 --step 100ms irq.lat > irq.svg",
-        "    perf-prof heatmap --linear --min 0 --max 2ms --title 'Disk I/O' - < io.lat > io.svg",
-    },
-    {},
-    nullptr,
-    draw_heatmap,
-    false,
-    nullptr,
-    kOwnOptions,
-    make_options,
+    .name = "heatmap",
+    .kind = ProfilerInfo::Kind::Command,
+    .summary = "Draw a latency heat-map file (.lat) as an SVG.",
+    .usage = "[OPTION...] FILE.lat|- > out.svg",
+    .body =
+        {
+            "SYNOPSIS",
+            "    Read `{time} {latency}' lines (what multi-trace --heatmap writes, both in ns)",
+            "    and print an SVG heat map: time since the first point on x, latency rows on y",
+            "    (log, or linear with --linear), the count of points per cell as colour. Pointing",
+            "    at a cell shows its time range, latency range and count. Latencies outside",
+            "    --min/--max are counted in the edge rows and reported in the header line.",
+            "    A bad line is skipped and reported on stderr; with no good line, nothing is",
+            "    drawn and the exit status is 1.",
+            "",
+            "EXAMPLES",
+            "    perf-prof heatmap lat-sched_wakeup-sched_switch.lat > wakeup.svg",
+            "    perf-prof heatmap --rows 60 --step 100ms irq.lat > irq.svg",
+            "    perf-prof heatmap --linear --min 0 --max 2ms --title 'Disk I/O' - < io.lat > io.svg",
+        },
+    .run_words = draw_heatmap,
+    .global_options = false,
+    .own_options = kOwnOptions,
+    .make_options = Own::make,
 };
 
 }  // namespace perfprof

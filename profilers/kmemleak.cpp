@@ -17,6 +17,7 @@
 #include "heap/user_heap.h"
 #include "output/event_line.h"
 #include "perf-prof/error.h"
+#include "perf-prof/own_options.h"
 #include "perf-prof/profiler.h"
 #include "stack/flame_graph.h"
 #include "stack/pprof_stacks.h"
@@ -38,63 +39,56 @@ struct KmemleakOptions final : ProfilerOptions {
     std::string probes;       // --probes=agent|ebpf (--user)
 };
 
-KmemleakOptions& own(ProfilerOptions& o) {
-    return static_cast<KmemleakOptions&>(o);
-}
-
 void add_to_list(std::string& list, OptionValue v, const char* option) {
     if (!v || v->empty()) throw Error::usage(std::string("option `") + option + "' needs an event list");
     if (!list.empty()) list += ',';
     list += *v;
 }
 
+using Own = OwnOptions<KmemleakOptions>;
 const OptionRow kOwnOptions[] = {
-    {Opt::Own, 0, "alloc", "EVENT,...", ArgKind::Value, false, Group::Profiler,
-     "allocation events: each gives the pointer\n"
-     "(ptr=EXPR, default: field ptr) and may give\n"
-     "size=EXPR (default: field bytes_alloc) and stack",
-     [](ProfilerOptions& o, OptionValue v) { add_to_list(own(o).alloc, v, "alloc"); }},
-    {Opt::Own, 0, "free", "EVENT,...", ArgKind::Value, false, Group::Profiler,
-     "free events: each gives the pointer (ptr=EXPR,\n"
-     "default: field ptr)",
-     [](ProfilerOptions& o, OptionValue v) { add_to_list(own(o).free, v, "free"); }},
-    {Opt::Own, 0, "than", "TIME", ArgKind::Value, false, Group::Profiler,
-     "report only allocations older than TIME (e.g. 10s)",
-     [](ProfilerOptions& o, OptionValue v) {
-         own(o).than_ns = core::parse_time_ns(*v);
-         if (!own(o).than_ns)
-             throw Error::usage("option `than' must be above 0, got '" + std::string(*v) + "'");
-     }},
-    {Opt::Own, 0, "comm", "", ArgKind::Flag, false, Group::Profiler,
-     "show comms of allocations: with -g, the leaked-\n"
-     "bytes report lists the allocating task names",
-     [](ProfilerOptions& o, OptionValue v) { own(o).comm = v && *v == "1"; }},
-    {Opt::Own, 0, "user", "", ArgKind::Flag, false, Group::Profiler,
-     "heap profile of the attached process (-p PID or\n"
-     "-- command): its malloc family, no --alloc/--free\n"
-     "needed",
-     [](ProfilerOptions& o, OptionValue v) { own(o).user = v && *v == "1"; }},
-    {Opt::Own, 0, "rate", "BYTES", ArgKind::Value, false, Group::Profiler,
-     "--user: sample, as tcmalloc and Go do (an allocation\n"
-     "kept every BYTES on average): the in-use report and\n"
-     "--pprof scaled back, no leak report",
-     [](ProfilerOptions& o, OptionValue v) {
-         own(o).rate = core::parse_bounded(*v, "rate", uint64_t(1) << 40);
-         if (!own(o).rate) throw Error::usage("option `rate' must be at least 1");
-     }},
-    {Opt::Own, 0, "probes", "agent|ebpf", ArgKind::Value, false, Group::Profiler,
-     "--user: how allocations are seen: the agent in the\n"
-     "process (default) or eBPF uprobes (the fallback)",
-     [](ProfilerOptions& o, OptionValue v) {
-         if (*v != "agent" && *v != "ebpf")
-             throw Error::usage("option `probes' takes agent or ebpf, got '" + std::string(*v) + "'");
-         own(o).probes = std::string(*v);
-     }},
+    Own::row(0, "alloc", "EVENT,...", ArgKind::Value, false, Group::Profiler,
+             "allocation events: each gives the pointer\n"
+             "(ptr=EXPR, default: field ptr) and may give\n"
+             "size=EXPR (default: field bytes_alloc) and stack",
+             [](KmemleakOptions& o, OptionValue v) { add_to_list(o.alloc, v, "alloc"); }),
+    Own::row(0, "free", "EVENT,...", ArgKind::Value, false, Group::Profiler,
+             "free events: each gives the pointer (ptr=EXPR,\n"
+             "default: field ptr)",
+             [](KmemleakOptions& o, OptionValue v) { add_to_list(o.free, v, "free"); }),
+    Own::row(0, "than", "TIME", ArgKind::Value, false, Group::Profiler,
+             "report only allocations older than TIME (e.g. 10s)",
+             [](KmemleakOptions& o, OptionValue v) {
+                 o.than_ns = core::parse_time_ns(*v);
+                 if (!o.than_ns)
+                     throw Error::usage("option `than' must be above 0, got '" + std::string(*v) + "'");
+             }),
+    Own::row(0, "comm", "", ArgKind::Flag, false, Group::Profiler,
+             "show comms of allocations: with -g, the leaked-\n"
+             "bytes report lists the allocating task names",
+             [](KmemleakOptions& o, OptionValue v) { o.comm = flag_value(v); }),
+    Own::row(0, "user", "", ArgKind::Flag, false, Group::Profiler,
+             "heap profile of the attached process (-p PID or\n"
+             "-- command): its malloc family, no --alloc/--free\n"
+             "needed",
+             [](KmemleakOptions& o, OptionValue v) { o.user = flag_value(v); }),
+    Own::row(0, "rate", "BYTES", ArgKind::Value, false, Group::Profiler,
+             "--user: sample, as tcmalloc and Go do (an allocation\n"
+             "kept every BYTES on average): the in-use report and\n"
+             "--pprof scaled back, no leak report",
+             [](KmemleakOptions& o, OptionValue v) {
+                 o.rate = core::parse_bounded(*v, "rate", uint64_t(1) << 40);
+                 if (!o.rate) throw Error::usage("option `rate' must be at least 1");
+             }),
+    Own::row(0, "probes", "agent|ebpf", ArgKind::Value, false, Group::Profiler,
+             "--user: how allocations are seen: the agent in the\n"
+             "process (default) or eBPF uprobes (the fallback)",
+             [](KmemleakOptions& o, OptionValue v) {
+                 if (*v != "agent" && *v != "ebpf")
+                     throw Error::usage("option `probes' takes agent or ebpf, got '" + std::string(*v) + "'");
+                 o.probes = std::string(*v);
+             }),
 };
-
-std::shared_ptr<ProfilerOptions> make_options() {
-    return std::make_shared<KmemleakOptions>();
-}
 
 bool has_field(const event::Resolved& r, const char* name) {
     return std::any_of(r.fields.begin(), r.fields.end(),
@@ -119,8 +113,10 @@ public:
         than_ns_ = own.than_ns;
         by_thread_ = !ctx_.threads().empty();
 
-        std::vector<event::Resolved> allocs = event::resolve_event_list(own.alloc, ctx_.tep(), opt.verbose);
-        std::vector<event::Resolved> frees = event::resolve_event_list(own.free, ctx_.tep(), opt.verbose);
+        std::vector<event::Resolved> allocs =
+            event::resolve_event_list(own.alloc, ctx_.tep(), opt.verbose, profiler_names());
+        std::vector<event::Resolved> frees =
+            event::resolve_event_list(own.free, ctx_.tep(), opt.verbose, profiler_names());
         // -g is implied when every alloc event records its stack (SPEC §4.5.1).
         bool all_stack = true, all_size = true;
         for (const event::Resolved& r : allocs) {
@@ -333,7 +329,8 @@ std::unique_ptr<Profiler> create(Context& ctx) {
         return heap::make_user_heap(ctx, u);
     }
     if (own.rate || !own.probes.empty())
-        throw Error::usage(std::string("kmemleak: --") + (own.rate ? "rate" : "probes") + " goes with --user");
+        throw Error::usage(std::string("kmemleak: --") + (own.rate ? "rate" : "probes") +
+                           " goes with --user");
     if (own.alloc.empty() || own.free.empty())
         throw Error::usage(std::string("kmemleak needs both --alloc and --free (missing ") +
                            (own.alloc.empty() ? "--alloc" : "--free") + "), or --user");
@@ -344,63 +341,64 @@ std::unique_ptr<Profiler> create(Context& ctx) {
 
 extern const ProfilerInfo kmemleak_info;
 const ProfilerInfo kmemleak_info = {
-    "kmemleak",
-    "Memory leaks: allocations not freed, from any allocator's alloc and free events.",
-    "--alloc EVENT[,EVENT...] --free EVENT[,EVENT...] [--than TIME] [--comm] [-g] [--flame-graph file] "
-    "[OPTION...] [[--] <command>]  |  --user [--than TIME] [--rate BYTES] [--probes agent|ebpf] [OPTION...] "
-    "(-p PID | [--] <command>)",
-    {
-        "SYNOPSIS",
-        "    Every --alloc event records a pointer, every --free event forgets it; what is",
-        "    still recorded at exit (or older than --than) is reported. Events are",
-        "    tracepoints, kprobes or uprobes; each gives its pointer with ptr=EXPR (default:",
-        "    its field ptr). With a size for every allocation (size=EXPR, default: the field",
-        "    bytes_alloc) and -g, allocations are summed by stack: 'Leak of N bytes in M",
-        "    objects allocated from:'; otherwise each one is printed with its stack.",
-        "    Stacks are kernel stacks, and user stacks too when attached to tasks.",
-        "",
-        "    EVENT: sys:name[/filter/ATTR/ATTR/.../]",
-        "    ATTR: ptr=EXPR, size=EXPR (alloc), stack, max-stack=N",
-        "    SIGUSR1 prints the statistics and the number of outstanding allocations.",
-        "",
-        "    --user: the heap agent (perf-prof-heap.so, beside perf-prof) records the process's",
-        "    malloc family and operator new/delete from inside it: preloaded into a command,",
-        "    injected into a running process (-p) and taken out again at the end. Where it",
-        "    cannot be (a static binary, ...), eBPF uprobes on the allocator do, with one",
-        "    line on stderr; --probes=agent|ebpf forces one. With --rate BYTES only sampled",
-        "    allocations are recorded (no leak report: the in-use bytes are scaled back).",
-        "",
-        "EXAMPLES",
-        "    perf-prof kmemleak --alloc kmem:kmalloc//stack/ --free kmem:kfree -g",
-        "    perf-prof kmemleak --alloc 'kmem:kmalloc,kmem:kmem_cache_alloc' \\",
-        "        --free 'kmem:kfree,kmem:kmem_cache_free' -g --comm --than 10s",
-        "    perf-prof kmemleak --alloc 'kmem:mm_page_alloc//ptr=pfn/size=4096<<order/' \\",
-        "        --free 'kmem:mm_page_free//ptr=pfn/' -g -C 0",
-        "    perf-prof kmemleak --alloc percpu:percpu_alloc_percpu --free percpu:percpu_free_percpu -g",
-        "    perf-prof kmemleak --alloc kmem:kmalloc --free kmem:kfree --flame-graph leaks -- ./a.out",
-        "    perf-prof kmemleak --user -g -p 1234",
-        "    perf-prof kmemleak --user --rate 524288 --pprof heap.pb.gz -- ./server",
-    },
-    {
-        {Opt::Event, "not used by kmemleak (see --alloc, --free)"},
-        {Opt::CallGraph,
-         "record the stacks of the allocations (kernel; user\n"
-         "too when attached to tasks)"},
-        {Opt::FlameGraph,
-         "count the stacks (-g implied) of the reported\n"
-         "allocations into file.folded and draw them in\n"
-         "file.svg (\"\" = folded to stdout)"},
-        {Opt::Pprof,
-         "write the stacks (-g implied) of the reported\n"
-         "allocations to file as a gzipped pprof\n"
-         "profile.proto (a count of objects per stack)"},
-    },
-    create,
-    nullptr,
-    true,
-    nullptr,
-    kOwnOptions,
-    make_options,
+    .name = "kmemleak",
+    .summary = "Memory leaks: allocations not freed, from any allocator's alloc and free events.",
+    .usage =
+        "--alloc EVENT[,EVENT...] --free EVENT[,EVENT...] [--than TIME] [--comm] [-g] [--flame-graph file] "
+        "[OPTION...] [[--] <command>]  |  --user [--than TIME] [--rate BYTES] [--probes agent|ebpf] "
+        "[OPTION...] "
+        "(-p PID | [--] <command>)",
+    .body =
+        {
+            "SYNOPSIS",
+            "    Every --alloc event records a pointer, every --free event forgets it; what is",
+            "    still recorded at exit (or older than --than) is reported. Events are",
+            "    tracepoints, kprobes or uprobes; each gives its pointer with ptr=EXPR (default:",
+            "    its field ptr). With a size for every allocation (size=EXPR, default: the field",
+            "    bytes_alloc) and -g, allocations are summed by stack: 'Leak of N bytes in M",
+            "    objects allocated from:'; otherwise each one is printed with its stack.",
+            "    Stacks are kernel stacks, and user stacks too when attached to tasks.",
+            "",
+            "    EVENT: sys:name[/filter/ATTR/ATTR/.../]",
+            "    ATTR: ptr=EXPR, size=EXPR (alloc), stack, max-stack=N",
+            "    SIGUSR1 prints the statistics and the number of outstanding allocations.",
+            "",
+            "    --user: the heap agent (perf-prof-heap.so, beside perf-prof) records the process's",
+            "    malloc family and operator new/delete from inside it: preloaded into a command,",
+            "    injected into a running process (-p) and taken out again at the end. Where it",
+            "    cannot be (a static binary, ...), eBPF uprobes on the allocator do, with one",
+            "    line on stderr; --probes=agent|ebpf forces one. With --rate BYTES only sampled",
+            "    allocations are recorded (no leak report: the in-use bytes are scaled back).",
+            "",
+            "EXAMPLES",
+            "    perf-prof kmemleak --alloc kmem:kmalloc//stack/ --free kmem:kfree -g",
+            "    perf-prof kmemleak --alloc 'kmem:kmalloc,kmem:kmem_cache_alloc' \\",
+            "        --free 'kmem:kfree,kmem:kmem_cache_free' -g --comm --than 10s",
+            "    perf-prof kmemleak --alloc 'kmem:mm_page_alloc//ptr=pfn/size=4096<<order/' \\",
+            "        --free 'kmem:mm_page_free//ptr=pfn/' -g -C 0",
+            "    perf-prof kmemleak --alloc percpu:percpu_alloc_percpu --free percpu:percpu_free_percpu -g",
+            "    perf-prof kmemleak --alloc kmem:kmalloc --free kmem:kfree --flame-graph leaks -- ./a.out",
+            "    perf-prof kmemleak --user -g -p 1234",
+            "    perf-prof kmemleak --user --rate 524288 --pprof heap.pb.gz -- ./server",
+        },
+    .options =
+        {
+            {Opt::Event, "not used by kmemleak (see --alloc, --free)"},
+            {Opt::CallGraph,
+             "record the stacks of the allocations (kernel; user\n"
+             "too when attached to tasks)"},
+            {Opt::FlameGraph,
+             "count the stacks (-g implied) of the reported\n"
+             "allocations into file.folded and draw them in\n"
+             "file.svg (\"\" = folded to stdout)"},
+            {Opt::Pprof,
+             "write the stacks (-g implied) of the reported\n"
+             "allocations to file as a gzipped pprof\n"
+             "profile.proto (a count of objects per stack)"},
+        },
+    .create = create,
+    .own_options = kOwnOptions,
+    .make_options = Own::make,
 };
 
 }  // namespace perfprof

@@ -45,22 +45,22 @@ int list_tracepoints(const Options& opt) {
 
 extern const ProfilerInfo list_info;
 const ProfilerInfo list_info = {
-    "list",
-    "List the tracepoints of this kernel.",
-    "[SUBSTRING]",
-    {
-        "SYNOPSIS",
-        "    Print every tracepoint as sys:name, sorted; with SUBSTRING, only those containing it",
-        "    (exit status 1 when none does).",
-        "",
-        "EXAMPLES",
-        "    perf-prof list",
-        "    perf-prof list sched_",
-    },
-    {},
-    nullptr,
-    list_tracepoints,
-    false,
+    .name = "list",
+    .kind = ProfilerInfo::Kind::Command,
+    .summary = "List the tracepoints of this kernel.",
+    .usage = "[SUBSTRING]",
+    .body =
+        {
+            "SYNOPSIS",
+            "    Print every tracepoint as sys:name, sorted; with SUBSTRING, only those containing it",
+            "    (exit status 1 when none does).",
+            "",
+            "EXAMPLES",
+            "    perf-prof list",
+            "    perf-prof list sched_",
+        },
+    .run_words = list_tracepoints,
+    .global_options = false,
 };
 
 }  // namespace perfprof

@@ -21,6 +21,7 @@
 #include "pairing/pairer.h"
 #include "pairing/timeline.h"
 #include "perf-prof/error.h"
+#include "perf-prof/own_options.h"
 #include "perf-prof/profiler.h"
 #include "perf/tsc.h"
 #include "stack/stack_printer.h"
@@ -43,10 +44,6 @@ struct MultiTraceOptions final : ProfilerOptions {
     bool hist = false;                  // --hist
 };
 
-MultiTraceOptions& own(ProfilerOptions& o) {
-    return static_cast<MultiTraceOptions&>(o);
-}
-
 uint64_t positive_time(OptionValue v, const char* option) {
     const uint64_t t = core::parse_time_ns(*v);
     if (!t)
@@ -55,56 +52,53 @@ uint64_t positive_time(OptionValue v, const char* option) {
     return t;
 }
 
+using Own = OwnOptions<MultiTraceOptions>;
 const OptionRow kOwnOptions[] = {
-    {Opt::Own, 'k', "key", "EXPR", ArgKind::Value, false, Group::Profiler,
-     "key of the events without key= (e.g. pid): event1 and\n"
-     "event2 pair when their keys are equal; default: the CPU\n"
-     "or thread",
-     [](ProfilerOptions& o, OptionValue v) { own(o).key = std::string(*v); }},
-    {Opt::Own, 0, "impl", "IMPL", ArgKind::Value, false, Group::Profiler,
-     "what a pair means: delay (latency statistics, default),\n"
-     "pair (paired or not), kmemprof (bytes allocated and freed\n"
-     "by stack), syscalls (raw_syscalls statistics per syscall)",
-     [](ProfilerOptions& o, OptionValue v) { own(o).impl = std::string(*v); }},
-    {Opt::Own, 0, "than", "TIME", ArgKind::Value, false, Group::Profiler,
-     "print the pairs slower than TIME (e.g. 1ms) with both events",
-     [](ProfilerOptions& o, OptionValue v) { own(o).than_ns = positive_time(v, "than"); }},
-    {Opt::Own, 0, "only-than", "TIME", ArgKind::Value, false, Group::Profiler,
-     "as --than, and print the table only when a pair exceeded it",
-     [](ProfilerOptions& o, OptionValue v) {
-         own(o).than_ns = positive_time(v, "only-than");
-         own(o).only_than = true;
-     }},
-    {Opt::Own, 0, "lower", "TIME", ArgKind::Value, false, Group::Profiler,
-     "print the pairs faster than TIME with both events",
-     [](ProfilerOptions& o, OptionValue v) { own(o).lower_ns = positive_time(v, "lower"); }},
-    {Opt::Own, 0, "detail", "LIST", ArgKind::OptionalValue, false, Group::Profiler,
-     "with --than/--lower, also print the events around a pair:\n"
-     "-TIME before event1, +TIME after event2, hide<TIME,\n"
-     "samecpu, samepid, sametid, samekey, 1, 2 (--detail=LIST)",
-     [](ProfilerOptions& o, OptionValue v) {
-         own(o).detail = v ? std::string(*v) : std::string();
-         pairing::parse_detail(*own(o).detail);  // a malformed item fails here, at parse time
-     }},
-    {Opt::Own, 0, "heatmap", "NAME", ArgKind::Value, false, Group::Profiler,
-     "write NAME-EVENT1-EVENT2.lat (time and latency of every\n"
-     "pair) and its heat map NAME-EVENT1-EVENT2.svg",
-     [](ProfilerOptions& o, OptionValue v) {
-         if (v->empty()) throw Error::usage("option `heatmap' needs a file name");
-         own(o).heatmap = std::string(*v);
-     }},
-    {Opt::Own, 0, "cycle", "", ArgKind::Flag, false, Group::Profiler,
-     "also pair the last -e with the first (delay only)",
-     [](ProfilerOptions& o, OptionValue v) { own(o).cycle = v && *v == "1"; }},
-    {Opt::Own, 0, "hist", "", ArgKind::Flag, false, Group::Profiler,
-     "print a log2 histogram of each pair's latencies with\n"
-     "every table",
-     [](ProfilerOptions& o, OptionValue v) { own(o).hist = v && *v == "1"; }},
+    Own::row('k', "key", "EXPR", ArgKind::Value, false, Group::Profiler,
+             "key of the events without key= (e.g. pid): event1 and\n"
+             "event2 pair when their keys are equal; default: the CPU\n"
+             "or thread",
+             [](MultiTraceOptions& o, OptionValue v) { o.key = std::string(*v); }),
+    Own::row(0, "impl", "IMPL", ArgKind::Value, false, Group::Profiler,
+             "what a pair means: delay (latency statistics, default),\n"
+             "pair (paired or not), kmemprof (bytes allocated and freed\n"
+             "by stack), syscalls (raw_syscalls statistics per syscall)",
+             [](MultiTraceOptions& o, OptionValue v) { o.impl = std::string(*v); }),
+    Own::row(0, "than", "TIME", ArgKind::Value, false, Group::Profiler,
+             "print the pairs slower than TIME (e.g. 1ms) with both events",
+             [](MultiTraceOptions& o, OptionValue v) { o.than_ns = positive_time(v, "than"); }),
+    Own::row(0, "only-than", "TIME", ArgKind::Value, false, Group::Profiler,
+             "as --than, and print the table only when a pair exceeded it",
+             [](MultiTraceOptions& o, OptionValue v) {
+                 o.than_ns = positive_time(v, "only-than");
+                 o.only_than = true;
+             }),
+    Own::row(0, "lower", "TIME", ArgKind::Value, false, Group::Profiler,
+             "print the pairs faster than TIME with both events",
+             [](MultiTraceOptions& o, OptionValue v) { o.lower_ns = positive_time(v, "lower"); }),
+    Own::row(0, "detail", "LIST", ArgKind::OptionalValue, false, Group::Profiler,
+             "with --than/--lower, also print the events around a pair:\n"
+             "-TIME before event1, +TIME after event2, hide<TIME,\n"
+             "samecpu, samepid, sametid, samekey, 1, 2 (--detail=LIST)",
+             [](MultiTraceOptions& o, OptionValue v) {
+                 o.detail = v ? std::string(*v) : std::string();
+                 pairing::parse_detail(*o.detail);  // a malformed item fails here, at parse time
+             }),
+    Own::row(0, "heatmap", "NAME", ArgKind::Value, false, Group::Profiler,
+             "write NAME-EVENT1-EVENT2.lat (time and latency of every\n"
+             "pair) and its heat map NAME-EVENT1-EVENT2.svg",
+             [](MultiTraceOptions& o, OptionValue v) {
+                 if (v->empty()) throw Error::usage("option `heatmap' needs a file name");
+                 o.heatmap = std::string(*v);
+             }),
+    Own::row(0, "cycle", "", ArgKind::Flag, false, Group::Profiler,
+             "also pair the last -e with the first (delay only)",
+             [](MultiTraceOptions& o, OptionValue v) { o.cycle = flag_value(v); }),
+    Own::row(0, "hist", "", ArgKind::Flag, false, Group::Profiler,
+             "print a log2 histogram of each pair's latencies with\n"
+             "every table",
+             [](MultiTraceOptions& o, OptionValue v) { o.hist = flag_value(v); }),
 };
-
-std::shared_ptr<ProfilerOptions> make_options() {
-    return std::make_shared<MultiTraceOptions>();
-}
 
 class MultiTraceProfiler final : public Profiler {
 public:
@@ -220,7 +214,7 @@ private:
     void plan_list(const Options& opt, const MultiTraceOptions& own, size_t list, EventPlan& p,
                    Planned& planned) {
         std::vector<event::Resolved> resolved =
-            event::resolve_event_list(opt.events[list], ctx_.tep(), opt.verbose);
+            event::resolve_event_list(opt.events[list], ctx_.tep(), opt.verbose, profiler_names());
         std::vector<pairing::TraceEvent*> traced;
         bool nested_only = true;
         for (event::Resolved& r : resolved) {
@@ -379,10 +373,6 @@ private:
     uint64_t horizon_ = 0;  // --detail: how long an event1 may hold the timeline
 };
 
-std::unique_ptr<Profiler> create(Context& ctx) {
-    return std::make_unique<MultiTraceProfiler>(ctx);
-}
-
 // SPEC §1.10: one command line per implementation that suits the given lists and options.
 std::string help_template(const Options& opt, const std::vector<event::Resolved>& events) {
     const MultiTraceOptions& own = opt.own_as<MultiTraceOptions>();
@@ -460,44 +450,47 @@ std::string help_template(const Options& opt, const std::vector<event::Resolved>
 
 extern const ProfilerInfo multi_trace_info;
 const ProfilerInfo multi_trace_info = {
-    "multi-trace",
-    "Latency between events: pair the events of successive -e lists by key; statistics, "
-    "slow pairs with the events around them, heat maps.",
-    "-e EVENT[,EVENT...] -e EVENT[,EVENT...] [-e ...] [-k EXPR] [--impl IMPL] [--than TIME] "
-    "[--detail[=LIST]] [--perins] [--heatmap NAME] [OPTION...] [[--] <command>]",
-    {
-        "SYNOPSIS",
-        "    Each -e is a position; its events are alternatives. An event of one position",
-        "    and the next event of the following position with the same key form a pair:",
-        "    -e A,B -e C -e D pairs A->C, B->C, C->D. The key is the event's key=EXPR,",
-        "    else -k EXPR, else the CPU (or the thread, with -p/-t/a command).",
-        "",
-        "    EVENT: sys:name[/filter/ATTR/ATTR/.../]  or  profiler[/options/ATTR/.../]",
-        "    ATTR: key=EXPR, role=EXPR (bit 0: may start a pair, bit 1: may end one),",
-        "          untraced (shown by --detail, never paired), trigger (print the table",
-        "          now), alias=NAME, printkey=EXPR, size=EXPR (kmemprof), stack, max-stack=N",
-        "    Keys on several CPUs need --order.",
-        "",
-        "EXAMPLES",
-        "    perf-prof multi-trace -e irq:softirq_entry/vec==1/ -e irq:softirq_exit/vec==1/ -i 1000",
-        "    perf-prof multi-trace -e 'sched:sched_wakeup,sched:sched_wakeup_new' \\",
-        "        -e 'sched:sched_switch//key=next_pid/' -k pid --order --than 4ms",
-        "    perf-prof multi-trace -e syscalls:sys_enter_read -e syscalls:sys_exit_read -p 1234 --perins",
-        "    perf-prof multi-trace -e raw_syscalls:sys_enter -e raw_syscalls:sys_exit --impl syscalls -- ls",
-        "    perf-prof multi-trace -e A -e B --than 1ms --detail=samecpu,-100us,+100us --order",
-    },
-    {
-        {Opt::Event, "one position of events; give -e once per position"},
-        {Opt::UserCallchain, "user stacks too, for events with the stack attribute"},
-        {Opt::KernelCallchain},
-        {Opt::Perins, "statistics per key"},
-    },
-    create,
-    nullptr,
-    true,
-    help_template,
-    kOwnOptions,
-    make_options,
+    .name = "multi-trace",
+    .summary =
+        "Latency between events: pair the events of successive -e lists by key; statistics, "
+        "slow pairs with the events around them, heat maps.",
+    .usage =
+        "-e EVENT[,EVENT...] -e EVENT[,EVENT...] [-e ...] [-k EXPR] [--impl IMPL] [--than TIME] "
+        "[--detail[=LIST]] [--perins] [--heatmap NAME] [OPTION...] [[--] <command>]",
+    .body =
+        {
+            "SYNOPSIS",
+            "    Each -e is a position; its events are alternatives. An event of one position",
+            "    and the next event of the following position with the same key form a pair:",
+            "    -e A,B -e C -e D pairs A->C, B->C, C->D. The key is the event's key=EXPR,",
+            "    else -k EXPR, else the CPU (or the thread, with -p/-t/a command).",
+            "",
+            "    EVENT: sys:name[/filter/ATTR/ATTR/.../]  or  profiler[/options/ATTR/.../]",
+            "    ATTR: key=EXPR, role=EXPR (bit 0: may start a pair, bit 1: may end one),",
+            "          untraced (shown by --detail, never paired), trigger (print the table",
+            "          now), alias=NAME, printkey=EXPR, size=EXPR (kmemprof), stack, max-stack=N",
+            "    Keys on several CPUs need --order.",
+            "",
+            "EXAMPLES",
+            "    perf-prof multi-trace -e irq:softirq_entry/vec==1/ -e irq:softirq_exit/vec==1/ -i 1000",
+            "    perf-prof multi-trace -e 'sched:sched_wakeup,sched:sched_wakeup_new' \\",
+            "        -e 'sched:sched_switch//key=next_pid/' -k pid --order --than 4ms",
+            "    perf-prof multi-trace -e syscalls:sys_enter_read -e syscalls:sys_exit_read -p 1234 --perins",
+            "    perf-prof multi-trace -e raw_syscalls:sys_enter -e raw_syscalls:sys_exit --impl syscalls -- "
+            "ls",
+            "    perf-prof multi-trace -e A -e B --than 1ms --detail=samecpu,-100us,+100us --order",
+        },
+    .options =
+        {
+            {Opt::Event, "one position of events; give -e once per position"},
+            {Opt::UserCallchain, "user stacks too, for events with the stack attribute"},
+            {Opt::KernelCallchain},
+            {Opt::Perins, "statistics per key"},
+        },
+    .create = create_profiler<MultiTraceProfiler>,
+    .help_template = help_template,
+    .own_options = kOwnOptions,
+    .make_options = Own::make,
 };
 
 }  // namespace perfprof

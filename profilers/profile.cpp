@@ -14,6 +14,7 @@
 #include "filter/bpf_filter.h"
 #include "output/event_line.h"
 #include "perf-prof/error.h"
+#include "perf-prof/own_options.h"
 #include "perf-prof/profiler.h"
 #include "perf/event_list.h"
 #include "perf/tsc.h"
@@ -36,77 +37,66 @@ struct ProfileOptions final : ProfilerOptions {
     filter::EbpfFilters ebpf;
 };
 
-ProfileOptions& own(ProfilerOptions& o) {
-    return static_cast<ProfileOptions&>(o);
-}
-
-bool flag(OptionValue v) {
-    return v && *v == "1";
+uint32_t u32(OptionValue v, const char* option) {
+    return uint32_t(core::parse_bounded(*v, option, UINT32_MAX));
 }
 
 using K = ArgKind;
 using G = Group;
+using Own = OwnOptions<ProfileOptions>;
 const OptionRow kOwnOptions[] = {
-    {Opt::Own, 0, "exclude-user", "", K::Flag, false, G::Filter, "sample kernel mode only",
-     [](ProfilerOptions& o, OptionValue v) { own(o).exclude_user = flag(v); }},
-    {Opt::Own, 0, "exclude-kernel", "", K::Flag, false, G::Filter, "sample user mode only",
-     [](ProfilerOptions& o, OptionValue v) { own(o).exclude_kernel = flag(v); }},
-    {Opt::Own, 0, "exclude-guest", "", K::Flag, false, G::Filter, "do not sample guests",
-     [](ProfilerOptions& o, OptionValue v) { own(o).exclude_guest = flag(v); }},
-    {Opt::Own, 'G', "exclude-host", "", K::Flag, false, G::Filter, "sample guests only",
-     [](ProfilerOptions& o, OptionValue v) { own(o).exclude_host = flag(v); }},
-    {Opt::Own, 0, "irqs_disabled", "0|1", K::OptionalValue, false, G::Filter,
-     "eBPF: keep samples taken with interrupts disabled\n"
-     "(=0: enabled)",
-     [](ProfilerOptions& o, OptionValue v) {
-         own(o).ebpf.irqs_disabled = core::parse_zero_or_one(v, "irqs_disabled");
-     }},
-    {Opt::Own, 0, "tif_need_resched", "0|1", K::OptionalValue, false, G::Filter,
-     "eBPF: keep samples of tasks with TIF_NEED_RESCHED\n"
-     "set (=0: clear)",
-     [](ProfilerOptions& o, OptionValue v) {
-         own(o).ebpf.tif_need_resched = core::parse_zero_or_one(v, "tif_need_resched");
-     }},
-    {Opt::Own, 0, "exclude_pid", "PID", K::Value, false, G::Filter, "eBPF: drop the samples of this process",
-     [](ProfilerOptions& o, OptionValue v) {
-         own(o).ebpf.exclude_pid = uint32_t(core::parse_bounded(*v, "exclude_pid", INT32_MAX));
-     }},
-    {Opt::Own, 0, "nr_running_min", "N", K::Value, false, G::Filter,
-     "eBPF: keep samples of CPUs with at least N runnable\n"
-     "tasks",
-     [](ProfilerOptions& o, OptionValue v) {
-         own(o).ebpf.nr_running_min = uint32_t(core::parse_bounded(*v, "nr_running_min", UINT32_MAX));
-     }},
-    {Opt::Own, 0, "nr_running_max", "N", K::Value, false, G::Filter,
-     "eBPF: keep samples of CPUs with at most N runnable\n"
-     "tasks",
-     [](ProfilerOptions& o, OptionValue v) {
-         own(o).ebpf.nr_running_max = uint32_t(core::parse_bounded(*v, "nr_running_max", UINT32_MAX));
-     }},
-    {Opt::Own, 0, "sched_policy", "N", K::Value, false, G::Filter,
-     "eBPF: keep samples of tasks with this policy (0\n"
-     "NORMAL, 1 FIFO, 2 RR, 3 BATCH, 5 IDLE, 6 DEADLINE)",
-     [](ProfilerOptions& o, OptionValue v) {
-         // SCHED_NORMAL..SCHED_BATCH, SCHED_IDLE, SCHED_DEADLINE, SCHED_EXT (4 is unused).
-         const uint64_t p = core::parse_bounded(*v, "sched_policy", 7);
-         if (p == 4) throw Error::usage("option `sched_policy': 4 is not a scheduling policy");
-         own(o).ebpf.sched_policy = int(p);
-     }},
-    {Opt::Own, 0, "prio", "prio[-prio],...", K::Value, false, G::Filter,
-     "eBPF: keep samples of tasks with these priorities\n"
-     "(0-99 real-time, 100-139 normal)",
-     [](ProfilerOptions& o, OptionValue v) { own(o).ebpf.prio = core::parse_id_list(*v, "prio", 139); }},
-    {Opt::Own, 'F', "freq", "n", K::Value, false, G::Profiler, "samples per second on each CPU or thread",
-     [](ProfilerOptions& o, OptionValue v) { own(o).freq = core::parse_count(*v, "freq"); }},
-    {Opt::Own, 0, "than", "PCT", K::Value, false, G::Profiler,
-     "print only CPUs/threads busier than PCT percent\n"
-     "of each second",
-     [](ProfilerOptions& o, OptionValue v) { own(o).than = core::parse_percent(*v, "than"); }},
+    Own::row(0, "exclude-user", "", K::Flag, false, G::Filter, "sample kernel mode only",
+             [](ProfileOptions& o, OptionValue v) { o.exclude_user = flag_value(v); }),
+    Own::row(0, "exclude-kernel", "", K::Flag, false, G::Filter, "sample user mode only",
+             [](ProfileOptions& o, OptionValue v) { o.exclude_kernel = flag_value(v); }),
+    Own::row(0, "exclude-guest", "", K::Flag, false, G::Filter, "do not sample guests",
+             [](ProfileOptions& o, OptionValue v) { o.exclude_guest = flag_value(v); }),
+    Own::row('G', "exclude-host", "", K::Flag, false, G::Filter, "sample guests only",
+             [](ProfileOptions& o, OptionValue v) { o.exclude_host = flag_value(v); }),
+    Own::row(0, "irqs_disabled", "0|1", K::OptionalValue, false, G::Filter,
+             "eBPF: keep samples taken with interrupts disabled\n"
+             "(=0: enabled)",
+             [](ProfileOptions& o, OptionValue v) {
+                 o.ebpf.irqs_disabled = core::parse_zero_or_one(v, "irqs_disabled");
+             }),
+    Own::row(0, "tif_need_resched", "0|1", K::OptionalValue, false, G::Filter,
+             "eBPF: keep samples of tasks with TIF_NEED_RESCHED\n"
+             "set (=0: clear)",
+             [](ProfileOptions& o, OptionValue v) {
+                 o.ebpf.tif_need_resched = core::parse_zero_or_one(v, "tif_need_resched");
+             }),
+    Own::row(0, "exclude_pid", "PID", K::Value, false, G::Filter, "eBPF: drop the samples of this process",
+             [](ProfileOptions& o, OptionValue v) {
+                 o.ebpf.exclude_pid = uint32_t(core::parse_bounded(*v, "exclude_pid", INT32_MAX));
+             }),
+    Own::row(0, "nr_running_min", "N", K::Value, false, G::Filter,
+             "eBPF: keep samples of CPUs with at least N runnable\n"
+             "tasks",
+             [](ProfileOptions& o, OptionValue v) { o.ebpf.nr_running_min = u32(v, "nr_running_min"); }),
+    Own::row(0, "nr_running_max", "N", K::Value, false, G::Filter,
+             "eBPF: keep samples of CPUs with at most N runnable\n"
+             "tasks",
+             [](ProfileOptions& o, OptionValue v) { o.ebpf.nr_running_max = u32(v, "nr_running_max"); }),
+    Own::row(0, "sched_policy", "N", K::Value, false, G::Filter,
+             "eBPF: keep samples of tasks with this policy (0\n"
+             "NORMAL, 1 FIFO, 2 RR, 3 BATCH, 5 IDLE, 6 DEADLINE)",
+             [](ProfileOptions& o, OptionValue v) {
+                 // SCHED_NORMAL..SCHED_BATCH, SCHED_IDLE, SCHED_DEADLINE, SCHED_EXT (4 is unused).
+                 const uint64_t p = core::parse_bounded(*v, "sched_policy", 7);
+                 if (p == 4) throw Error::usage("option `sched_policy': 4 is not a scheduling policy");
+                 o.ebpf.sched_policy = int(p);
+             }),
+    Own::row(0, "prio", "prio[-prio],...", K::Value, false, G::Filter,
+             "eBPF: keep samples of tasks with these priorities\n"
+             "(0-99 real-time, 100-139 normal)",
+             [](ProfileOptions& o, OptionValue v) { o.ebpf.prio = core::parse_id_list(*v, "prio", 139); }),
+    Own::row('F', "freq", "n", K::Value, false, G::Profiler, "samples per second on each CPU or thread",
+             [](ProfileOptions& o, OptionValue v) { o.freq = core::parse_count(*v, "freq"); }),
+    Own::row(0, "than", "PCT", K::Value, false, G::Profiler,
+             "print only CPUs/threads busier than PCT percent\n"
+             "of each second",
+             [](ProfileOptions& o, OptionValue v) { o.than = core::parse_percent(*v, "than"); }),
 };
-
-std::shared_ptr<ProfilerOptions> make_options() {
-    return std::make_shared<ProfileOptions>();
-}
 
 // eBPF filters that would keep no sample, or name no process.
 void check_ebpf_filters(const filter::EbpfFilters& f) {
@@ -335,46 +325,41 @@ private:
     int64_t interval_start_ = 0;
 };
 
-std::unique_ptr<Profiler> create(Context& ctx) {
-    return std::make_unique<ProfileProfiler>(ctx);
-}
-
 }  // namespace
 
 extern const ProfilerInfo profile_info;
 const ProfilerInfo profile_info = {
-    "profile",
-    "Sample the CPUs: hot spots, stacks, flame graphs.",
-    "[OPTION...] -F freq [-g] [--flame-graph file] [--pprof file] [--than PCT] [[--] <command>]",
-    {
-        "SYNOPSIS",
-        "    Sample what runs on the CPUs (or in the attached tasks) F times a second: CPU",
-        "    cycles on hosts with a PMU, the cpu-clock software event in VMs. Each sample",
-        "    prints the counter's growth since the previous one; with -g its call stack, or",
-        "    with --flame-graph the stacks are counted into a folded flame graph, with",
-        "    --pprof into a pprof profile (go tool pprof -top FILE, -http=: FILE).",
-        "",
-        "EXAMPLES",
-        "    perf-prof profile -F 997 -C 0-3",
-        "    perf-prof profile -F 997 -g --flame-graph cpu -- ./workload",
-        "    perf-prof profile -F 997 -g --pprof cpu.pb.gz -p 1234",
-        "    perf-prof profile -F 100 --than 50 --exclude-user",
-        "    perf-prof profile -F 997 -g --flame-graph \"\" -i 1000",
-        "    perf-prof profile -F 997 --prio 0-99 --exclude_pid 1",
-    },
-    {
-        {Opt::UserCallchain},
-        {Opt::KernelCallchain},
-        {Opt::CallGraph, "record call stacks (kernel and user parts by default)"},
-        {Opt::FlameGraph},
-        {Opt::Pprof},
-    },
-    create,
-    nullptr,
-    true,
-    nullptr,
-    kOwnOptions,
-    make_options,
+    .name = "profile",
+    .summary = "Sample the CPUs: hot spots, stacks, flame graphs.",
+    .usage = "[OPTION...] -F freq [-g] [--flame-graph file] [--pprof file] [--than PCT] [[--] <command>]",
+    .body =
+        {
+            "SYNOPSIS",
+            "    Sample what runs on the CPUs (or in the attached tasks) F times a second: CPU",
+            "    cycles on hosts with a PMU, the cpu-clock software event in VMs. Each sample",
+            "    prints the counter's growth since the previous one; with -g its call stack, or",
+            "    with --flame-graph the stacks are counted into a folded flame graph, with",
+            "    --pprof into a pprof profile (go tool pprof -top FILE, -http=: FILE).",
+            "",
+            "EXAMPLES",
+            "    perf-prof profile -F 997 -C 0-3",
+            "    perf-prof profile -F 997 -g --flame-graph cpu -- ./workload",
+            "    perf-prof profile -F 997 -g --pprof cpu.pb.gz -p 1234",
+            "    perf-prof profile -F 100 --than 50 --exclude-user",
+            "    perf-prof profile -F 997 -g --flame-graph \"\" -i 1000",
+            "    perf-prof profile -F 997 --prio 0-99 --exclude_pid 1",
+        },
+    .options =
+        {
+            {Opt::UserCallchain},
+            {Opt::KernelCallchain},
+            {Opt::CallGraph, "record call stacks (kernel and user parts by default)"},
+            {Opt::FlameGraph},
+            {Opt::Pprof},
+        },
+    .create = create_profiler<ProfileProfiler>,
+    .own_options = kOwnOptions,
+    .make_options = Own::make,
 };
 
 }  // namespace perfprof

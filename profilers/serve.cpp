@@ -27,6 +27,7 @@
 #include "http/route.h"
 #include "http/server.h"
 #include "perf-prof/error.h"
+#include "perf-prof/own_options.h"
 #include "perf-prof/profiler.h"
 #include "perf/proc_tasks.h"
 #include "perf/workload.h"
@@ -53,10 +54,6 @@ struct ServeOptions final : ProfilerOptions {
     uint64_t client_timeout_s = 15;
 };
 
-ServeOptions& own(ProfilerOptions& o) {
-    return static_cast<ServeOptions&>(o);
-}
-
 // A whole number from 1 to `max`.
 uint64_t at_least_one(std::string_view text, const char* option, uint64_t max) {
     const uint64_t v = core::parse_bounded(text, option, max);
@@ -66,49 +63,45 @@ uint64_t at_least_one(std::string_view text, const char* option, uint64_t max) {
 
 using K = ArgKind;
 using G = Group;
+using Own = OwnOptions<ServeOptions>;
 const OptionRow kOwnOptions[] = {
-    {Opt::Own, 0, "listen", "ADDR:PORT", K::Value, false, G::Profiler,
-     "address to serve on (default 127.0.0.1:6060; port 0:\n"
-     "any free port, printed at start)",
-     [](ProfilerOptions& o, OptionValue v) { own(o).listen = std::string(*v); }},
-    {Opt::Own, 0, "all", "", K::Flag, false, G::Profiler,
-     "serve every process of the host, under a secret path\n"
-     "prefix printed at start",
-     [](ProfilerOptions& o, OptionValue v) { own(o).all = v && *v == "1"; }},
-    {Opt::Own, 'F', "freq", "n", K::Value, false, G::Profiler,
-     "CPU profiles: samples per second of CPU time (default\n"
-     "100, at most 10000)",
-     [](ProfilerOptions& o, OptionValue v) { own(o).freq = at_least_one(*v, "freq", 10000); }},
-    {Opt::Own, 0, "max-seconds", "N", K::Value, false, G::Profiler,
-     "the longest CPU profile a client may ask for (default\n"
-     "300, at most 3600)",
-     [](ProfilerOptions& o, OptionValue v) { own(o).max_seconds = at_least_one(*v, "max-seconds", 3600); }},
-    {Opt::Own, 0, "heap-rate", "BYTES", K::Value, false, G::Profiler,
-     "heap profiles: mean bytes between sampled allocations\n"
-     "(default 524288, as tcmalloc and Go)",
-     [](ProfilerOptions& o, OptionValue v) {
-         own(o).heap_rate = at_least_one(*v, "heap-rate", uint64_t(1) << 40);
-     }},
-    {Opt::Own, 0, "heap", "", K::Flag, false, G::Profiler,
-     "attach the heap profiler at start, not at the first\n"
-     "heap request",
-     [](ProfilerOptions& o, OptionValue v) { own(o).heap = v && *v == "1"; }},
-    {Opt::Own, 0, "heap-idle", "SECONDS", K::Value, false, G::Profiler,
-     "detach the heap agent (or probes) of a process after\n"
-     "this long without a heap request (default 300)",
-     [](ProfilerOptions& o, OptionValue v) {
-         own(o).heap_idle_s = at_least_one(*v, "heap-idle", 86400 * 365);
-     }},
-    {Opt::Own, 0, "client-timeout", "SECONDS", K::Value, false, G::Profiler,
-     "close a connection silent this long (default 15)",
-     [](ProfilerOptions& o, OptionValue v) {
-         own(o).client_timeout_s = at_least_one(*v, "client-timeout", 3600);
-     }},
+    Own::row(0, "listen", "ADDR:PORT", K::Value, false, G::Profiler,
+             "address to serve on (default 127.0.0.1:6060; port 0:\n"
+             "any free port, printed at start)",
+             [](ServeOptions& o, OptionValue v) { o.listen = std::string(*v); }),
+    Own::row(0, "all", "", K::Flag, false, G::Profiler,
+             "serve every process of the host, under a secret path\n"
+             "prefix printed at start",
+             [](ServeOptions& o, OptionValue v) { o.all = flag_value(v); }),
+    Own::row('F', "freq", "n", K::Value, false, G::Profiler,
+             "CPU profiles: samples per second of CPU time (default\n"
+             "100, at most 10000)",
+             [](ServeOptions& o, OptionValue v) { o.freq = at_least_one(*v, "freq", 10000); }),
+    Own::row(0, "max-seconds", "N", K::Value, false, G::Profiler,
+             "the longest CPU profile a client may ask for (default\n"
+             "300, at most 3600)",
+             [](ServeOptions& o, OptionValue v) { o.max_seconds = at_least_one(*v, "max-seconds", 3600); }),
+    Own::row(0, "heap-rate", "BYTES", K::Value, false, G::Profiler,
+             "heap profiles: mean bytes between sampled allocations\n"
+             "(default 524288, as tcmalloc and Go)",
+             [](ServeOptions& o, OptionValue v) {
+                 o.heap_rate = at_least_one(*v, "heap-rate", uint64_t(1) << 40);
+             }),
+    Own::row(0, "heap", "", K::Flag, false, G::Profiler,
+             "attach the heap profiler at start, not at the first\n"
+             "heap request",
+             [](ServeOptions& o, OptionValue v) { o.heap = flag_value(v); }),
+    Own::row(
+        0, "heap-idle", "SECONDS", K::Value, false, G::Profiler,
+        "detach the heap agent (or probes) of a process after\n"
+        "this long without a heap request (default 300)",
+        [](ServeOptions& o, OptionValue v) { o.heap_idle_s = at_least_one(*v, "heap-idle", 86400 * 365); }),
+    Own::row(0, "client-timeout", "SECONDS", K::Value, false, G::Profiler,
+             "close a connection silent this long (default 15)",
+             [](ServeOptions& o, OptionValue v) {
+                 o.client_timeout_s = at_least_one(*v, "client-timeout", 3600);
+             }),
 };
-
-std::shared_ptr<ProfilerOptions> make_options() {
-    return std::make_shared<ServeOptions>();
-}
 
 // 128 random bits as hex: the path prefix of --all.
 std::string make_secret() {
@@ -453,40 +446,41 @@ int run_serve(const Options& opt) {
 
 extern const ProfilerInfo serve_info;
 const ProfilerInfo serve_info = {
-    "serve",
-    "Serve pprof's remote profiling endpoints for processes of this host.",
-    "[OPTION...] [-p PID,... | --all | -- COMMAND [ARG...]]",
-    {
-        "SYNOPSIS",
-        "    An HTTP server answering what gperftools' and Go's profiling handlers answer, for",
-        "    processes that link neither: CPU profiles (perf_event_open), heap profiles (the",
-        "    heap agent perf-prof-heap.so in the process, preloaded into the command launched or",
-        "    injected on the first heap request, else uprobes on the allocator; sampled as",
-        "    tcmalloc and Go sample), symbols and command lines. By default only the processes named with -p",
-        "    or the command launched are served, on 127.0.0.1; --all serves every process",
-        "    under a secret path prefix printed at start. One CPU profile per process at a time.",
-        "",
-        "    /pprof/profile?seconds=N     gperftools CPU profile (google-pprof)",
-        "    /pprof/heap, /pprof/growth   heap profile text (heap_v2, growthz)",
-        "    /pprof/symbol, /pprof/cmdline",
-        "    /debug/pprof/profile?seconds=N, /debug/pprof/heap, /debug/pprof/allocs",
-        "                                 gzip profile.proto (go tool pprof, Pyroscope, Parca)",
-        "    /pid/N/...                   the same for process N when several are served",
-        "",
-        "EXAMPLES",
-        "    perf-prof serve -p 1234 --listen 127.0.0.1:6060",
-        "    google-pprof --text http://127.0.0.1:6060/pprof/profile",
-        "    go tool pprof -top http://127.0.0.1:6060/debug/pprof/heap",
-        "    perf-prof serve --all --listen 127.0.0.1:6060",
-    },
-    {{Opt::CallGraph,
-      "stacks are always recorded; --call-graph dwarf unwinds\nuser stacks without frame pointers"}},
-    nullptr,
-    run_serve,
-    true,
-    nullptr,
-    kOwnOptions,
-    make_options,
+    .name = "serve",
+    .kind = ProfilerInfo::Kind::Command,
+    .summary = "Serve pprof's remote profiling endpoints for processes of this host.",
+    .usage = "[OPTION...] [-p PID,... | --all | -- COMMAND [ARG...]]",
+    .body =
+        {
+            "SYNOPSIS",
+            "    An HTTP server answering what gperftools' and Go's profiling handlers answer, for",
+            "    processes that link neither: CPU profiles (perf_event_open), heap profiles (the",
+            "    heap agent perf-prof-heap.so in the process, preloaded into the command launched or",
+            "    injected on the first heap request, else uprobes on the allocator; sampled as",
+            "    tcmalloc and Go sample), symbols and command lines. By default only the processes named "
+            "with -p",
+            "    or the command launched are served, on 127.0.0.1; --all serves every process",
+            "    under a secret path prefix printed at start. One CPU profile per process at a time.",
+            "",
+            "    /pprof/profile?seconds=N     gperftools CPU profile (google-pprof)",
+            "    /pprof/heap, /pprof/growth   heap profile text (heap_v2, growthz)",
+            "    /pprof/symbol, /pprof/cmdline",
+            "    /debug/pprof/profile?seconds=N, /debug/pprof/heap, /debug/pprof/allocs",
+            "                                 gzip profile.proto (go tool pprof, Pyroscope, Parca)",
+            "    /pid/N/...                   the same for process N when several are served",
+            "",
+            "EXAMPLES",
+            "    perf-prof serve -p 1234 --listen 127.0.0.1:6060",
+            "    google-pprof --text http://127.0.0.1:6060/pprof/profile",
+            "    go tool pprof -top http://127.0.0.1:6060/debug/pprof/heap",
+            "    perf-prof serve --all --listen 127.0.0.1:6060",
+        },
+    .options =
+        {{Opt::CallGraph,
+          "stacks are always recorded; --call-graph dwarf unwinds\nuser stacks without frame pointers"}},
+    .run_words = run_serve,
+    .own_options = kOwnOptions,
+    .make_options = Own::make,
 };
 
 }  // namespace perfprof

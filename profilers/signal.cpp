@@ -5,6 +5,7 @@
 
 #include "filter/task_filter.h"
 #include "output/event_line.h"
+#include "perf-prof/error.h"
 #include "perf-prof/profiler.h"
 #include "stack/stack_printer.h"
 #include "tep/tep.h"
@@ -67,39 +68,37 @@ private:
     std::unique_ptr<stack::Printer> printer_;  // with -g
 };
 
-std::unique_ptr<Profiler> create(Context& ctx) {
-    return std::make_unique<SignalProfiler>(ctx);
-}
-
 }  // namespace
 
 extern const ProfilerInfo signal_info;
 const ProfilerInfo signal_info = {
-    "signal",
-    "Demo: print every generated signal.",
-    "[OPTION...] [--filter comm] [[--] <command>]",
-    {
-        "SYNOPSIS",
-        "    Print one line for every signal generated (signal:signal_generate), on every CPU",
-        "    or for the attached processes, threads, cgroups or command. The sending task is",
-        "    shown at the start of the line; comm= and pid= name the receiving task.",
-        "",
-        "TRACEPOINT",
-        "    signal:signal_generate",
-        "",
-        "EXAMPLES",
-        "    perf-prof signal",
-        "    perf-prof signal -C 0-1 --filter 'bash,ssh*'",
-        "    perf-prof signal -p 1234 -N 10",
-        "    perf-prof signal -- kill -USR1 $$",
-    },
-    {
-        {Opt::UserCallchain},
-        {Opt::KernelCallchain},
-        {Opt::CallGraph, "print the call stack of the signalling code (kernel part by default)"},
-        {Opt::Filter, "receiving task names: comma-separated, glob patterns allowed"},
-    },
-    create,
+    .name = "signal",
+    .summary = "Demo: print every generated signal.",
+    .usage = "[OPTION...] [--filter comm] [[--] <command>]",
+    .body =
+        {
+            "SYNOPSIS",
+            "    Print one line for every signal generated (signal:signal_generate), on every CPU",
+            "    or for the attached processes, threads, cgroups or command. The sending task is",
+            "    shown at the start of the line; comm= and pid= name the receiving task.",
+            "",
+            "TRACEPOINT",
+            "    signal:signal_generate",
+            "",
+            "EXAMPLES",
+            "    perf-prof signal",
+            "    perf-prof signal -C 0-1 --filter 'bash,ssh*'",
+            "    perf-prof signal -p 1234 -N 10",
+            "    perf-prof signal -- kill -USR1 $$",
+        },
+    .options =
+        {
+            {Opt::UserCallchain},
+            {Opt::KernelCallchain},
+            {Opt::CallGraph, "print the call stack of the signalling code (kernel part by default)"},
+            {Opt::Filter, "receiving task names: comma-separated, glob patterns allowed"},
+        },
+    .create = create_profiler<SignalProfiler>,
 };
 
 }  // namespace perfprof

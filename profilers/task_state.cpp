@@ -16,6 +16,7 @@
 #include "filter/task_filter.h"
 #include "output/event_line.h"
 #include "perf-prof/error.h"
+#include "perf-prof/own_options.h"
 #include "perf-prof/profiler.h"
 #include "perf/sample_copy.h"
 #include "perf/tsc.h"
@@ -41,31 +42,24 @@ struct TaskStateOptions final : ProfilerOptions {
     uint64_t than_ns = 0;               // --than TIME, 0 = not given
 };
 
-TaskStateOptions& own(ProfilerOptions& o) {
-    return static_cast<TaskStateOptions&>(o);
-}
-
+using Own = OwnOptions<TaskStateOptions>;
 const OptionRow kOwnOptions[] = {
-    {Opt::Own, 'S', "interruptible", "", ArgKind::Flag, true, Group::Profiler,
-     "measure only S sleeps (interruptible); with -D both;\n"
-     "--no-interruptible: leave S out of the table",
-     [](ProfilerOptions& o, OptionValue v) { own(o).interruptible = v && *v == "1"; }},
-    {Opt::Own, 'D', "uninterruptible", "", ArgKind::Flag, false, Group::Profiler,
-     "measure only D sleeps (uninterruptible); with -S both",
-     [](ProfilerOptions& o, OptionValue v) { own(o).uninterruptible = v && *v == "1"; }},
-    {Opt::Own, 0, "than", "TIME", ArgKind::Value, false, Group::Profiler,
-     "print each wait and run delay longer than TIME\n"
-     "(e.g. 10ms) with the events that began and ended it",
-     [](ProfilerOptions& o, OptionValue v) {
-         own(o).than_ns = core::parse_time_ns(*v);
-         if (!own(o).than_ns)
-             throw Error::usage("option `than' must be above 0, got '" + std::string(*v) + "'");
-     }},
+    Own::row('S', "interruptible", "", ArgKind::Flag, true, Group::Profiler,
+             "measure only S sleeps (interruptible); with -D both;\n"
+             "--no-interruptible: leave S out of the table",
+             [](TaskStateOptions& o, OptionValue v) { o.interruptible = flag_value(v); }),
+    Own::row('D', "uninterruptible", "", ArgKind::Flag, false, Group::Profiler,
+             "measure only D sleeps (uninterruptible); with -S both",
+             [](TaskStateOptions& o, OptionValue v) { o.uninterruptible = flag_value(v); }),
+    Own::row(0, "than", "TIME", ArgKind::Value, false, Group::Profiler,
+             "print each wait and run delay longer than TIME\n"
+             "(e.g. 10ms) with the events that began and ended it",
+             [](TaskStateOptions& o, OptionValue v) {
+                 o.than_ns = core::parse_time_ns(*v);
+                 if (!o.than_ns)
+                     throw Error::usage("option `than' must be above 0, got '" + std::string(*v) + "'");
+             }),
 };
-
-std::shared_ptr<ProfilerOptions> make_options() {
-    return std::make_shared<TaskStateOptions>();
-}
 
 using sched::Role;
 
@@ -306,64 +300,61 @@ private:
     std::unique_ptr<stack::PprofStacks> pprof_;
 };
 
-std::unique_ptr<Profiler> create(Context& ctx) {
-    return std::make_unique<TaskStateProfiler>(ctx);
-}
-
 }  // namespace
 
 extern const ProfilerInfo task_state_info;
 const ProfilerInfo task_state_info = {
-    "task-state",
-    "Where tasks spend their time: running, sleeping, waiting for a CPU.",
-    "[OPTION...] [-S] [-D] [--than TIME] [--filter comm] [--perins] [-g [--flame-graph file] [--pprof file]]"
-    " [[--] <command>]",
-    {
-        "SYNOPSIS",
-        "    Account every task's time to its scheduler state from sched_switch and",
-        "    sched_wakeup: R running, S and D sleeping (interruptible, uninterruptible), T",
-        "    stopped, t traced, I idle, and RD runnable but waiting for a CPU after a",
-        "    wake-up or a preemption. Prints a table of calls, total, min, p50, p95, p99",
-        "    and max per state at each -i tick and at exit; --perins per thread.",
-        "    Attached to processes or a command, every CPU is watched and the tasks are",
-        "    selected by kernel filter; threads and processes they create later are",
-        "    followed through ptrace (for -p and a command unless --no-inherit; for -t",
-        "    with --inherit or --ptrace).",
-        "",
-        "TRACEPOINT",
-        "    sched:sched_switch, sched:sched_wakeup, sched:sched_wakeup_new",
-        "",
-        "EXAMPLES",
-        "    perf-prof task-state -i 1000",
-        "    perf-prof task-state -S --than 100ms -g -p 1234",
-        "    perf-prof task-state -D --perins --filter 'postgres*'",
-        "    perf-prof task-state --perins -- make -j2",
-        "    perf-prof trace -e 'task-state/-S --than 10ms/,sched:sched_wakeup' --order",
-    },
-    {
-        {Opt::UserCallchain},
-        {Opt::KernelCallchain},
-        {Opt::Filter,
-         "task names: comma-separated, glob patterns allowed\n"
-         "(instead of -p/-t, which it overrides)"},
-        {Opt::Perins, "one table row per thread and state"},
-        {Opt::CallGraph,
-         "record call stacks (kernel and user) of the events\n"
-         "printed by --than"},
-        {Opt::FlameGraph,
-         "with -g and --than: count the stacks of the printed\n"
-         "events into file.folded (\"\" = stdout)"},
-        {Opt::Pprof,
-         "with -g and --than: write the stacks of the printed\n"
-         "events to file as a gzipped pprof profile.proto"},
-        {Opt::Ptrace},
-    },
-    create,
-    nullptr,
-    true,
-    nullptr,
-    kOwnOptions,
-    make_options,
+    .name = "task-state",
+    .summary = "Where tasks spend their time: running, sleeping, waiting for a CPU.",
+    .usage =
+        "[OPTION...] [-S] [-D] [--than TIME] [--filter comm] [--perins] [-g [--flame-graph file] [--pprof "
+        "file]]"
+        " [[--] <command>]",
+    .body =
+        {
+            "SYNOPSIS",
+            "    Account every task's time to its scheduler state from sched_switch and",
+            "    sched_wakeup: R running, S and D sleeping (interruptible, uninterruptible), T",
+            "    stopped, t traced, I idle, and RD runnable but waiting for a CPU after a",
+            "    wake-up or a preemption. Prints a table of calls, total, min, p50, p95, p99",
+            "    and max per state at each -i tick and at exit; --perins per thread.",
+            "    Attached to processes or a command, every CPU is watched and the tasks are",
+            "    selected by kernel filter; threads and processes they create later are",
+            "    followed through ptrace (for -p and a command unless --no-inherit; for -t",
+            "    with --inherit or --ptrace).",
+            "",
+            "TRACEPOINT",
+            "    sched:sched_switch, sched:sched_wakeup, sched:sched_wakeup_new",
+            "",
+            "EXAMPLES",
+            "    perf-prof task-state -i 1000",
+            "    perf-prof task-state -S --than 100ms -g -p 1234",
+            "    perf-prof task-state -D --perins --filter 'postgres*'",
+            "    perf-prof task-state --perins -- make -j2",
+            "    perf-prof trace -e 'task-state/-S --than 10ms/,sched:sched_wakeup' --order",
+        },
+    .options =
+        {
+            {Opt::UserCallchain},
+            {Opt::KernelCallchain},
+            {Opt::Filter,
+             "task names: comma-separated, glob patterns allowed\n"
+             "(instead of -p/-t, which it overrides)"},
+            {Opt::Perins, "one table row per thread and state"},
+            {Opt::CallGraph,
+             "record call stacks (kernel and user) of the events\n"
+             "printed by --than"},
+            {Opt::FlameGraph,
+             "with -g and --than: count the stacks of the printed\n"
+             "events into file.folded (\"\" = stdout)"},
+            {Opt::Pprof,
+             "with -g and --than: write the stacks of the printed\n"
+             "events to file as a gzipped pprof profile.proto"},
+            {Opt::Ptrace},
+        },
+    .create = create_profiler<TaskStateProfiler>,
+    .own_options = kOwnOptions,
+    .make_options = Own::make,
 };
 
 }  // namespace perfprof

@@ -12,6 +12,7 @@
 #include "event/resolve.h"
 #include "output/event_line.h"
 #include "perf-prof/error.h"
+#include "perf-prof/own_options.h"
 #include "perf-prof/profiler.h"
 #include "stack/flame_graph.h"
 #include "stack/pprof_stacks.h"
@@ -27,20 +28,13 @@ struct TraceOptions final : ProfilerOptions {
     bool overwrite = false;  // --overwrite: write_backward rings, read at ticks and at exit
 };
 
-TraceOptions& own(ProfilerOptions& o) {
-    return static_cast<TraceOptions&>(o);
-}
-
+using Own = OwnOptions<TraceOptions>;
 const OptionRow kOwnOptions[] = {
-    {Opt::Own, 0, "overwrite", "", ArgKind::Flag, false, Group::Profiler,
-     "keep only the newest events in each ring buffer;\n"
-     "read them at each -i tick and at exit",
-     [](ProfilerOptions& o, OptionValue v) { own(o).overwrite = v && *v == "1"; }},
+    Own::row(0, "overwrite", "", ArgKind::Flag, false, Group::Profiler,
+             "keep only the newest events in each ring buffer;\n"
+             "read them at each -i tick and at exit",
+             [](TraceOptions& o, OptionValue v) { o.overwrite = flag_value(v); }),
 };
-
-std::shared_ptr<ProfilerOptions> make_options() {
-    return std::make_shared<TraceOptions>();
-}
 
 std::string joined_events(const Options& opt) {
     // Several -e are concatenated (SPEC §10 #4: upstream used only the first).
@@ -65,7 +59,8 @@ public:
             throw Error::usage("monitor(trace) init failed: no events given (use -e EVENT,...)");
         EventPlan p;
         bool stacks = false;
-        for (event::Resolved& r : event::resolve_event_list(list, ctx_.tep(), opt.verbose)) {
+        for (event::Resolved& r :
+             event::resolve_event_list(list, ctx_.tep(), opt.verbose, profiler_names())) {
             if (r.item.kind == event::Kind::Profiler) {
                 p.nested.push_back({r.item.sys, r.item.profiler_options, r.item.attrs.cpus});
                 continue;
@@ -168,10 +163,6 @@ private:
     std::string line_;
 };
 
-std::unique_ptr<Profiler> create(Context& ctx) {
-    return std::make_unique<TraceProfiler>(ctx);
-}
-
 // SPEC §1.10: a command line that reproduces the given events with their filters, plus the
 // options given and hints for the others.
 std::string help_template(const Options& opt, const std::vector<event::Resolved>& events) {
@@ -212,46 +203,46 @@ std::string help_template(const Options& opt, const std::vector<event::Resolved>
 
 extern const ProfilerInfo trace_info;
 const ProfilerInfo trace_info = {
-    "trace",
-    "Trace events: print every tracepoint, uprobe or nested profiler event as it happens.",
-    "-e EVENT[,EVENT...] [OPTION...] [[--] <command>]",
-    {
-        "SYNOPSIS",
-        "    Print one line per event. Events are tracepoints (sys:name, wildcards allowed),",
-        "    uprobes (uprobe:func@\"/path\" or uretprobe:...), kprobes where the kernel has a",
-        "    kprobe PMU, and other profilers, whose events they print themselves.",
-        "",
-        "    EVENT: sys:name[/filter/ATTR/ATTR/.../]  or  profiler[/options/ATTR/.../]",
-        "    filter: the kernel's ftrace filter; when the kernel refuses it (field against",
-        "    field, arithmetic), it is evaluated here instead, with the same meaning.",
-        "    ATTR: exec=EXPR (run after each line, e.g. printf(...)), cpus=LIST, stack, ...",
-        "    Wrap filters and values containing '/' or ',' in parentheses or quotes.",
-        "",
-        "EXAMPLES",
-        "    perf-prof trace -e sched:sched_wakeup -C 0",
-        "    perf-prof trace -e 'syscalls:sys_enter_read/fd==0/' -p 1234",
-        "    perf-prof trace -e 'sched:sched_switch/prev_prio<next_prio/' --order",
-        "    perf-prof trace -e 'uprobe:malloc@\"/lib/x86_64-linux-gnu/libc.so.6\"' -N 10",
-        "    perf-prof trace -e 'sched:sched_process_exec//exec=printf(\"%d\\n\",pid)/,signal'",
-        "    perf-prof trace -e 'irq:softirq_*' -- make",
-        "    perf-prof trace -e syscalls:sys_enter_write -g --pprof write.pb.gz -- make",
-        "    perf-prof trace -e sched:sched_wakeup help     # command template and format",
-    },
-    {
-        {Opt::Event, "event selector: tracepoints, probes, nested profilers"},
-        {Opt::UserCallchain},
-        {Opt::KernelCallchain},
-        {Opt::CallGraph, "record call stacks of every event (or per event: the stack attribute)"},
-        {Opt::FlameGraph},
-        {Opt::Pprof},
-        {Opt::Ptrace},
-    },
-    create,
-    nullptr,
-    true,
-    help_template,
-    kOwnOptions,
-    make_options,
+    .name = "trace",
+    .summary = "Trace events: print every tracepoint, uprobe or nested profiler event as it happens.",
+    .usage = "-e EVENT[,EVENT...] [OPTION...] [[--] <command>]",
+    .body =
+        {
+            "SYNOPSIS",
+            "    Print one line per event. Events are tracepoints (sys:name, wildcards allowed),",
+            "    uprobes (uprobe:func@\"/path\" or uretprobe:...), kprobes where the kernel has a",
+            "    kprobe PMU, and other profilers, whose events they print themselves.",
+            "",
+            "    EVENT: sys:name[/filter/ATTR/ATTR/.../]  or  profiler[/options/ATTR/.../]",
+            "    filter: the kernel's ftrace filter; when the kernel refuses it (field against",
+            "    field, arithmetic), it is evaluated here instead, with the same meaning.",
+            "    ATTR: exec=EXPR (run after each line, e.g. printf(...)), cpus=LIST, stack, ...",
+            "    Wrap filters and values containing '/' or ',' in parentheses or quotes.",
+            "",
+            "EXAMPLES",
+            "    perf-prof trace -e sched:sched_wakeup -C 0",
+            "    perf-prof trace -e 'syscalls:sys_enter_read/fd==0/' -p 1234",
+            "    perf-prof trace -e 'sched:sched_switch/prev_prio<next_prio/' --order",
+            "    perf-prof trace -e 'uprobe:malloc@\"/lib/x86_64-linux-gnu/libc.so.6\"' -N 10",
+            "    perf-prof trace -e 'sched:sched_process_exec//exec=printf(\"%d\\n\",pid)/,signal'",
+            "    perf-prof trace -e 'irq:softirq_*' -- make",
+            "    perf-prof trace -e syscalls:sys_enter_write -g --pprof write.pb.gz -- make",
+            "    perf-prof trace -e sched:sched_wakeup help     # command template and format",
+        },
+    .options =
+        {
+            {Opt::Event, "event selector: tracepoints, probes, nested profilers"},
+            {Opt::UserCallchain},
+            {Opt::KernelCallchain},
+            {Opt::CallGraph, "record call stacks of every event (or per event: the stack attribute)"},
+            {Opt::FlameGraph},
+            {Opt::Pprof},
+            {Opt::Ptrace},
+        },
+    .create = create_profiler<TraceProfiler>,
+    .help_template = help_template,
+    .own_options = kOwnOptions,
+    .make_options = Own::make,
 };
 
 }  // namespace perfprof

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "filter/expr.h"
+#include "perf-prof/field.h"
 #include "perf-prof/options.h"
 #include "perf-prof/sample.h"
 
@@ -18,6 +18,9 @@ struct tep_event;
 
 namespace perfprof {
 
+namespace filter {
+struct EvalHooks;
+}
 namespace tep {
 class Tep;
 }
@@ -34,12 +37,12 @@ enum class EventKind { Tracepoint, Kprobe, Kretprobe, Uprobe, Uretprobe, Other }
 struct EventSpec {
     std::string sys, name;  // "sys:name"; for probes sys is "kprobe"/"uprobe"/..., name the function
     EventKind kind = EventKind::Tracepoint;
-    perf_event_attr attr{};             // sample_type, period, wake-up bits, ...
-    std::string filter;                 // ftrace filter installed with PERF_EVENT_IOC_SET_FILTER
-    std::string probe;                  // kprobe_func / uprobe_path: the session points config1 here
-    std::vector<int> cpus;              // cpus= attribute: only these CPUs (∩ the device's); empty = all
-    struct tep_event* tp = nullptr;     // tracepoint format, for rendering and field access
-    std::vector<filter::Field> fields;  // the record's fields, for user-space filters and EXPRs
+    perf_event_attr attr{};          // sample_type, period, wake-up bits, ...
+    std::string filter;              // ftrace filter installed with PERF_EVENT_IOC_SET_FILTER
+    std::string probe;               // kprobe_func / uprobe_path: the session points config1 here
+    std::vector<int> cpus;           // cpus= attribute: only these CPUs (∩ the device's); empty = all
+    struct tep_event* tp = nullptr;  // tracepoint format, for rendering and field access
+    std::vector<Field> fields;       // the record's fields, for user-space filters and EXPRs
     int bpf_prog = -1;  // BPF_PROG_TYPE_PERF_EVENT program fd (PERF_EVENT_IOC_SET_BPF), owned by the profiler
 };
 
@@ -119,17 +122,22 @@ struct OptUse {
     const char* help = nullptr;
 };
 
-// A registry entry: one per line of profilers/profilers.def.
+// A registry entry: one per line of profilers/profilers.def, written with designated
+// initializers (.name = "trace", .summary = ..., ...).
 struct ProfilerInfo {
-    const char* name;
-    const char* summary;            // one-line description (main help and profiler help)
-    const char* usage;              // argument synopsis after "perf-prof NAME "
-    std::vector<std::string> body;  // SYNOPSIS / TRACEPOINT / EXAMPLES lines (indent relative)
-    std::vector<OptUse> options;    // accepted options beyond the global OPTION group
-    std::unique_ptr<Profiler> (*create)(Context&);
-    // Commands that run no session (list, flamegraph, heatmap, usdt) run this instead and
-    // return the exit status: their words after the options are opt.workload (SPEC §1.2 rule
-    // 6), their own options in opt.own.
+    // A Profiler runs a session (create); a Command runs none (run_words): list, usdt,
+    // flamegraph, heatmap, serve. profilers.def lists the one with PROFILER, the other with COMMAND.
+    enum class Kind { Profiler, Command };
+
+    const char* name = "";
+    Kind kind = Kind::Profiler;
+    const char* summary = "";            // one-line description (main help and profiler help)
+    const char* usage = "";              // argument synopsis after "perf-prof NAME "
+    std::vector<std::string> body = {};  // SYNOPSIS / TRACEPOINT / EXAMPLES lines (indent relative)
+    std::vector<OptUse> options = {};    // accepted options beyond the global OPTION group
+    std::unique_ptr<Profiler> (*create)(Context&) = nullptr;  // a Profiler's
+    // A Command runs this instead and returns the exit status: its words after the options are
+    // opt.workload (SPEC §1.2 rule 6), its own options in opt.own.
     int (*run_words)(const Options& opt) = nullptr;
     // false: of the OPTION group only -V, -v, -q and -h (SPEC §1.7, list and usdt).
     bool global_options = true;
@@ -137,13 +145,24 @@ struct ProfilerInfo {
     // ending in a newline; null = no template.
     std::string (*help_template)(const Options& opt, const std::vector<event::Resolved>& events) = nullptr;
     // Options only this profiler takes, declared in its file: shown in its help like the
-    // shared ones, parsed into the struct make_options() creates (Options::own).
+    // shared ones, parsed into the struct make_options() creates (Options::own; see
+    // perf-prof/own_options.h).
     std::span<const OptionRow> own_options = {};
     std::shared_ptr<ProfilerOptions> (*make_options)() = nullptr;
+
+    bool is_command() const { return kind == Kind::Command; }
 };
+
+// ProfilerInfo::create for a profiler class constructed from its Context.
+template <class P>
+std::unique_ptr<Profiler> create_profiler(Context& ctx) {
+    return std::make_unique<P>(ctx);
+}
 
 // The explicit list, in profilers.def order.
 const std::vector<const ProfilerInfo*>& all_profilers();
 const ProfilerInfo* find_profiler(std::string_view name);
+// Their names, in the same order: what an event list may name as a nested profiler (SPEC §2.8).
+const std::vector<std::string>& profiler_names();
 
 }  // namespace perfprof

@@ -16,7 +16,7 @@ std::string help_word_text(const Options& opt, const ProfilerInfo* profiler,
         list += e;
     }
     tep::Tep tep;
-    std::vector<event::Resolved> events = event::resolve_event_list(list, tep, opt.verbose);
+    std::vector<event::Resolved> events = event::resolve_event_list(list, tep, opt.verbose, profiler_names());
 
     std::string out = "\n";
     if (profiler) {

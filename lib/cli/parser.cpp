@@ -2,7 +2,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string_view>
@@ -10,11 +9,11 @@
 
 #include "cli/checks.h"
 #include "cli/help.h"
+#include "cli/option_messages.h"
 #include "cli/option_table.h"
-#include "core/parse.h"
+#include "cli/store_option.h"
 #include "core/text.h"
 #include "perf-prof/error.h"
-#include "unwind/call_graph.h"
 
 // How the command line is cut up (SPEC §1.2, with one decision of ours, see split_workload):
 //
@@ -39,7 +38,8 @@ constexpr char kEmptyMark = '\x02';
 
 // The `help` word as a pseudo-profiler (SPEC §1.2 rule 3): after it only -e and -h remain
 // usable (with -V, -v and -q, which every word accepts).
-const ProfilerInfo kHelpWord{"help", "", "", {}, {{Opt::Event, nullptr}}, nullptr, nullptr, false};
+const ProfilerInfo kHelpWord{
+    .name = "help", .summary = "", .usage = "", .options = {{Opt::Event, nullptr}}, .global_options = false};
 
 std::string see(const ProfilerInfo* p) {
     if (p && p != &kHelpWord) return std::string(" (see 'perf-prof ") + p->name + " -h')";
@@ -62,11 +62,6 @@ std::string cli11_names(const OptionRow& row) {
     names += row.long_name;
     if (row.negatable) names += std::string(",!--no-") + row.long_name;
     return names;
-}
-
-// An option's name in messages: its long name, or its letter for a short-only row.
-std::string shown_name(const OptionRow& row) {
-    return *row.long_name ? row.long_name : std::string(1, row.short_name);
 }
 
 // One CLI11 run over one stretch of argv.
@@ -99,7 +94,7 @@ public:
         try {
             app_.parse(reversed);
         } catch (const CLI::ArgumentMismatch& e) {
-            throw Error::usage(mismatch_message(e, args) + see(profiler_));
+            throw Error::usage(missing_value_message(e.what(), args, registry_) + see(profiler_));
         } catch (const CLI::ParseError& e) {
             throw Error::usage(std::string(e.what()) + see(profiler_));
         }
@@ -134,7 +129,7 @@ public:
                 if (o == symbols_) {
                     opt.symbols = value;
                 } else if (row->id != Opt::Own) {
-                    apply_one(*row, value, opt);
+                    store_shared_option(*row, value, opt);
                 } else if (const OptionRow* mine = profiler ? own_row(*profiler, row->long_name) : nullptr) {
                     if (own) mine->store(*own, own_value(*mine, value));
                 }
@@ -218,189 +213,14 @@ private:
     // as the first word here they can only be a mistyped option, never a profiler or workload.
     static bool looks_like_option(const std::string& w) { return w.size() > 1 && w[0] == '-' && w != "--"; }
 
-    static void apply_one(const OptionRow& row, const std::string& v, Options& opt) {
-        switch (row.id) {
-            case Opt::Cpus:
-                core::parse_cpu_list(v);
-                opt.cpus = v;
-                break;
-            case Opt::Pids:
-                core::parse_pid_list(v);
-                opt.pids = v;
-                break;
-            case Opt::Tids:
-                core::parse_pid_list(v);
-                opt.tids = v;
-                break;
-            case Opt::Cgroups:
-                opt.cgroups = v;
-                opt.cgroups_given = true;
-                break;
-            case Opt::Inherit:
-                opt.inherit = v != "false";
-                break;
-            case Opt::Watermark:
-                opt.watermark = core::parse_percent(v, row.long_name);
-                break;
-            case Opt::Interval:
-                opt.interval_ms = core::parse_count(v, row.long_name);
-                break;
-            case Opt::Output:
-                opt.output = v;
-                break;
-            case Opt::Order:
-                opt.order = true;
-                break;
-            case Opt::MmapPages:
-                opt.mmap_pages = core::parse_pages(v);
-                break;
-            case Opt::ExitN:
-                opt.exit_n = core::parse_count(v, row.long_name);
-                break;
-            case Opt::UsageSelf:
-                opt.usage_self_ms = core::parse_count(v, row.long_name);
-                break;
-            case Opt::Version:
-                opt.version = true;
-                break;
-            // One counter for both (SPEC §1.5.1): -q after -v gives -1, -v after -q gives 1.
-            case Opt::Verbose:
-                opt.verbose = std::max(opt.verbose, 0) + 1;
-                break;
-            case Opt::Quiet:
-                opt.verbose = std::min(opt.verbose, 0) - 1;
-                break;
-            case Opt::Help:
-                break;
-            case Opt::UserCallchain:
-                opt.user_callchain = v != "false";
-                break;
-            case Opt::KernelCallchain:
-                opt.kernel_callchain = v != "false";
-                break;
-            case Opt::Event:
-                opt.events.push_back(v);
-                break;
-            case Opt::Filter:
-                opt.filter = v;
-                opt.filter_given = true;
-                break;
-            case Opt::CallGraph:
-                opt.call_graph = true;
-                opt.dwarf_stack = 0;
-                break;
-            case Opt::CallGraphMode:
-                opt.dwarf_stack = unwind::parse_call_graph(v);
-                opt.call_graph = true;
-                break;
-            case Opt::FlameGraph:
-                opt.flame_graph = v;
-                opt.flame_graph_given = true;
-                break;
-            case Opt::Pprof:
-                opt.pprof = v;
-                opt.pprof_given = true;
-                break;
-            case Opt::Perins:
-                opt.perins = true;
-                break;
-            case Opt::Ptrace:
-                opt.ptrace = true;
-                break;
-            case Opt::Tsc:
-                opt.tsc = true;
-                break;
-            case Opt::ClockOffset:
-                opt.clock_offset = core::parse_count(v, row.long_name);
-                break;
-            case Opt::Monotonic:
-                opt.monotonic = true;
-                break;
-            case Opt::SamplingLimit:
-                opt.sampling_limit = core::parse_count(v, row.long_name);
-                break;
-            case Opt::PerfevalCpus:
-                core::parse_cpu_list(v);
-                opt.perfeval_cpus = v;
-                break;
-            case Opt::PerfevalPids:
-                core::parse_pid_list(v);
-                opt.perfeval_pids = v;
-                break;
-            case Opt::Own:
-                break;
-        }
-    }
-
-    // CLI11 reports a missing value only when argv ran out, so the culprit is in the last
-    // word: "--name" or a short cluster whose first value-taking letter is it.
-    std::string mismatch_message(const CLI::ArgumentMismatch& e, const std::vector<std::string>& args) const {
-        std::string what = e.what();
-        const std::string override_tail = " was given a disallowed flag override";
-        if (what.size() > override_tail.size() && what.ends_with(override_tail))
-            return "option `" + what.substr(0, what.size() - override_tail.size()) + "' takes no value";
-        if (!args.empty()) {
-            const std::string& last = args.back();
-            if (last.starts_with("--")) {
-                return "option `" + last.substr(2, last.find('=') - 2) + "' requires a value";
-            }
-            for (std::size_t i = 1; i < last.size(); ++i) {
-                const OptionRow* row = any_short(last[i]);
-                if (row && row->kind == ArgKind::Value)
-                    return "option `" + shown_name(*row) + "' requires a value";
-            }
-        }
-        return what;
-    }
-
-    // A row of the table or of any profiler's own options, for messages.
-    const OptionRow* any_long(std::string_view name) const {
-        if (const OptionRow* row = find_long(name)) return row;
-        for (const ProfilerInfo* p : registry_)
-            if (const OptionRow* row = own_row(*p, name)) return row;
-        return nullptr;
-    }
-    const OptionRow* any_short(char c) const {
-        if (const OptionRow* row = find_short(c)) return row;
-        for (const ProfilerInfo* p : registry_)
-            for (const OptionRow& row : p->own_options)
-                if (c && row.short_name == c) return &row;
-        return nullptr;
-    }
-
     // Message for the option-looking word CLI11 did not know.
     std::string reject(const std::string& w) const {
-        std::string name;
-        const OptionRow* row = nullptr;
-        bool known = false;
-        if (w.starts_with("--")) {
-            name = w.substr(2, w.find('=') - 2);
-            row = any_long(name);
-            if (!row && name.starts_with("no-")) {
-                const OptionRow* base = any_long(std::string_view(name).substr(3));
-                if (base && !base->negatable) return "option `" + name + "' isn't available" + see(profiler_);
-                row = base;
-            }
-            known = row || name == "symbols";
-        } else {
-            row = any_short(w[1]);
-            if (!row) return "unknown switch `" + std::string(1, w[1]) + "'" + see(profiler_);
-            name = shown_name(*row);
-            known = true;
-        }
-        if (!known) {
-            // The options usable here, for "did you mean".
-            std::vector<std::string> usable;
-            for (const auto& [o, r] : rows_)
-                if (*r->long_name) usable.push_back(r->long_name);
-            std::sort(usable.begin(), usable.end());
-            const std::string guess = core::nearest(name, usable);
-            return "unknown option `" + name + "'" +
-                   (guess.empty() ? "" : " (did you mean --" + guess + "?)") + see(profiler_);
-        }
-        // Before the profiler word every option is enabled, so a known one lands here only after it.
-        return "option `" + name + "' is not usable with " + (profiler_ ? profiler_->name : "perf-prof") +
-               see(profiler_);
+        // The options usable here, for "did you mean".
+        std::vector<std::string> usable;
+        for (const auto& [o, r] : rows_)
+            if (*r->long_name) usable.push_back(r->long_name);
+        return unknown_option_message(w, registry_, usable, profiler_ ? profiler_->name : nullptr,
+                                      see(profiler_));
     }
 
     const ProfilerInfo* profiler_;
@@ -504,7 +324,7 @@ Parsed parse(const std::vector<std::string>& args, const std::vector<const Profi
 
     // `help` as the first workload word; "-- help" runs a command named help, and commands
     // with their own words (list, usdt) take it as one of them.
-    if (!profiler->run_words && !after.rest().empty() && after.rest().front() == "help") {
+    if (!profiler->is_command() && !after.rest().empty() && after.rest().front() == "help") {
         parse_help_word(out, before, &after, after.rest(), registry);
         return out;
     }
@@ -516,7 +336,7 @@ Parsed parse(const std::vector<std::string>& args, const std::vector<const Profi
     out.opt.own = std::move(own);
     out.opt.workload = split_workload(after.rest());
     out.separator = !after.rest().empty() && after.rest().front() == "--";
-    if (!profiler->run_words) settle(out.opt, *profiler);
+    if (!profiler->is_command()) settle(out.opt, *profiler);
     out.action = Action::Run;
     return out;
 }

@@ -17,7 +17,6 @@
 #include "core/text.h"
 #include "event/merged_events.h"
 #include "perf-prof/error.h"
-#include "perf-prof/profiler.h"
 #include "sym/object.h"
 #include "tep/tep.h"
 #include "tep/tracefs.h"
@@ -195,12 +194,6 @@ bool has_glob(std::string_view list) {
     return false;
 }
 
-std::vector<std::string> profiler_names() {
-    std::vector<std::string> names;
-    for (const ProfilerInfo* p : all_profilers()) names.emplace_back(p->name);
-    return names;
-}
-
 }  // namespace
 
 std::optional<ProbePmu> probe_pmu(const std::string& pmu, const std::string& devices) {
@@ -364,14 +357,14 @@ void check_cpus_attr(const EventItem& item) {
 
 }  // namespace
 
-std::vector<Resolved> resolve_event_list(std::string_view list, tep::Tep& tep, int verbose) {
+std::vector<Resolved> resolve_event_list(std::string_view list, tep::Tep& tep, int verbose,
+                                         const std::vector<std::string>& profilers) {
     std::string text(list);
     if (has_glob(text)) {
         std::string expanded = expand_wildcards(text, tep.event_names());
         if (verbose > 0) std::printf("Wildcard expansion: '%s' -> '%s'\n", text.c_str(), expanded.c_str());
         text = std::move(expanded);
     }
-    std::vector<std::string> profilers = profiler_names();
     std::vector<Resolved> out;
     for (const EventItem& item : parse_event_list(text, profilers)) {
         check_cpus_attr(item);

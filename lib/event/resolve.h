@@ -32,12 +32,14 @@ struct Resolved {
 };
 
 // §2.4 wildcard expansion against tep::tracepoint_list() (with verbose > 0 printed on stdout as
-// "Wildcard expansion: '{before}' -> '{after}'"), §2.2 parse with the registered profiler names
-// (perfprof::all_profilers()), §2.3 resolution of every item, in list order. Throws
+// "Wildcard expansion: '{before}' -> '{after}'"), §2.2 parse with `profilers`, the names an
+// event list may nest (the caller's registry: perfprof::profiler_names(); lib/event does not
+// reach up into it), §2.3 resolution of every item, in list order. Throws
 // perfprof::Error with the SPEC §11 texts ("{sys}:{name} not found", "profiler {name} not found",
 // "No events matching pattern '{p}'", ...). An event older kernels had, merged since, resolves to
 // its merged event (with verbose > 0 a note on stdout says so).
-std::vector<Resolved> resolve_event_list(std::string_view list, tep::Tep& tep, int verbose);
+std::vector<Resolved> resolve_event_list(std::string_view list, tep::Tep& tep, int verbose,
+                                         const std::vector<std::string>& profilers);
 
 // §2.3 for one parsed item. `profilers` are the registered names (a profiler candidate that is
 // no tracepoint becomes a nested profiler event).

@@ -153,7 +153,7 @@ public:
         // the process).
         const bool stop = probes_ && probes_->options().stop_at_exit;
         const std::string text = stop ? "signal:signal_generate/sig==19/" : "sched:sched_process_exit";
-        std::vector<event::Resolved> rs = event::resolve_event_list(text, ctx_.tep(), 0);
+        std::vector<event::Resolved> rs = event::resolve_event_list(text, ctx_.tep(), 0, {});
         EventPlan p;
         for (const event::Resolved& r : rs) p.events.push_back(event::planned_event(r, false, false, false));
         p.inherit = true;  // threads created later call exit() too

@@ -15,20 +15,23 @@ namespace {
 
 // "st" records stacks and draws them; "ev" takes -e lists; "pl" nothing of its own.
 const ProfilerInfo kSt{
-    "st",
-    "Stacks",
-    "",
-    {"EXAMPLES", "    perf-prof st -g"},
-    {{Opt::CallGraph, nullptr},
-     {Opt::FlameGraph, nullptr},
-     {Opt::Pprof, nullptr},
-     {Opt::UserCallchain, nullptr},
-     {Opt::KernelCallchain, nullptr}},
-    nullptr,
+    .name = "st",
+    .summary = "Stacks",
+    .usage = "",
+    .body = {"EXAMPLES", "    perf-prof st -g"},
+    .options = {{Opt::CallGraph, nullptr},
+                {Opt::FlameGraph, nullptr},
+                {Opt::Pprof, nullptr},
+                {Opt::UserCallchain, nullptr},
+                {Opt::KernelCallchain, nullptr}},
 };
-const ProfilerInfo kEv{"ev",   "Events", "", {"EXAMPLES", "    perf-prof ev"}, {{Opt::Event, nullptr}},
-                       nullptr};
-const ProfilerInfo kPl{"pl", "Plain", "", {"EXAMPLES", "    perf-prof pl"}, {}, nullptr};
+const ProfilerInfo kEv{.name = "ev",
+                       .summary = "Events",
+                       .usage = "",
+                       .body = {"EXAMPLES", "    perf-prof ev"},
+                       .options = {{Opt::Event, nullptr}}};
+const ProfilerInfo kPl{
+    .name = "pl", .summary = "Plain", .usage = "", .body = {"EXAMPLES", "    perf-prof pl"}};
 const std::vector<const ProfilerInfo*> kRegistry{&kSt, &kEv, &kPl};
 
 Options run(std::vector<std::string> args) {

@@ -18,23 +18,21 @@ namespace {
 
 // A fake registry: "sig" accepts the filter and call-chain options, "tr" only -e.
 const ProfilerInfo kSig{
-    "sig",
-    "Demo signal profiler",
-    "[OPTION...] [--filter comm] [-g] [cmd [args...]]",
-    {"SYNOPSIS", "    Print every signal.", "", "EXAMPLES", "    perf-prof sig -g", ""},
-    {{Opt::Filter, "task name glob"},
-     {Opt::CallGraph, nullptr},
-     {Opt::UserCallchain, nullptr},
-     {Opt::KernelCallchain, nullptr}},
-    nullptr,
+    .name = "sig",
+    .summary = "Demo signal profiler",
+    .usage = "[OPTION...] [--filter comm] [-g] [cmd [args...]]",
+    .body = {"SYNOPSIS", "    Print every signal.", "", "EXAMPLES", "    perf-prof sig -g", ""},
+    .options = {{Opt::Filter, "task name glob"},
+                {Opt::CallGraph, nullptr},
+                {Opt::UserCallchain, nullptr},
+                {Opt::KernelCallchain, nullptr}},
 };
 const ProfilerInfo kTr{
-    "tr",
-    "Demo tracer",
-    "-e EVENT [OPTION...]",
-    {"EXAMPLES", "    perf-prof tr -e sched:sched_wakeup"},
-    {{Opt::Event, nullptr}},
-    nullptr,
+    .name = "tr",
+    .summary = "Demo tracer",
+    .usage = "-e EVENT [OPTION...]",
+    .body = {"EXAMPLES", "    perf-prof tr -e sched:sched_wakeup"},
+    .options = {{Opt::Event, nullptr}},
 };
 const std::vector<const ProfilerInfo*> kRegistry{&kSig, &kTr};
 
@@ -349,17 +347,12 @@ const OptionRow kDemoRows[] = {
      [](ProfilerOptions& o, OptionValue v) { demo(o).quick = *v == "1"; }},
 };
 const ProfilerInfo kDemo{
-    "demo",
-    "Demo with options of its own",
-    "[OPTION...]",
-    {},
-    {{Opt::CallGraph, nullptr}},
-    nullptr,
-    nullptr,
-    true,
-    nullptr,
-    kDemoRows,
-    [] { return std::shared_ptr<ProfilerOptions>(std::make_shared<DemoOptions>()); },
+    .name = "demo",
+    .summary = "Demo with options of its own",
+    .usage = "[OPTION...]",
+    .options = {{Opt::CallGraph, nullptr}},
+    .own_options = kDemoRows,
+    .make_options = [] { return std::shared_ptr<ProfilerOptions>(std::make_shared<DemoOptions>()); },
 };
 const std::vector<const ProfilerInfo*> kWithDemo{&kSig, &kTr, &kDemo};
 
@@ -699,7 +692,7 @@ TEST(Help, MainHelpGolden) {
 }
 
 TEST(Help, MainHelpBpfSection) {
-    const ProfilerInfo bpf{"kvm-BPF-exit", "eBPF thing", "", {}, {}, nullptr};
+    const ProfilerInfo bpf{.name = "kvm-BPF-exit", .summary = "eBPF thing", .usage = ""};
     std::string h = main_help({&kSig, &bpf, &kTr});
     EXPECT_NE(
         h.find("\n Available eBPF Profilers:\n   kvm-BPF-exit         eBPF thing\n\n Available Profilers:\n"

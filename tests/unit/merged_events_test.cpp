@@ -74,7 +74,7 @@ protected:
 TEST_F(MergedOnThisKernel, Resolved) {
     for (const char* old : {"kmalloc_node", "kmem_cache_alloc_node"}) {
         std::vector<Resolved> v =
-            resolve_event_list(std::string("kmem:") + old + "/bytes_alloc>8/", tep(), 0);
+            resolve_event_list(std::string("kmem:") + old + "/bytes_alloc>8/", tep(), 0, {});
         ASSERT_EQ(v.size(), 1u);
         const Resolved& r = v[0];
         ASSERT_NE(r.tp, nullptr);
@@ -92,13 +92,13 @@ TEST_F(MergedOnThisKernel, Resolved) {
 
 TEST_F(MergedOnThisKernel, VerboseNote) {
     testing::internal::CaptureStdout();
-    std::vector<Resolved> v = resolve_event_list("kmem:kmalloc_node", tep(), 1);
+    std::vector<Resolved> v = resolve_event_list("kmem:kmalloc_node", tep(), 1, {});
     std::string out = testing::internal::GetCapturedStdout();
     ASSERT_EQ(v.size(), 1u);
     if (v[0].merged_from.empty()) GTEST_SKIP() << "this kernel has kmem:kmalloc_node";
     EXPECT_EQ(out, "kmem:kmalloc_node is kmem:kmalloc/node != -1/ on this kernel\n");
     testing::internal::CaptureStdout();
-    resolve_event_list("kmem:kmalloc_node", tep(), 0);
+    resolve_event_list("kmem:kmalloc_node", tep(), 0, {});
     EXPECT_EQ(testing::internal::GetCapturedStdout(), "");
 }
 

@@ -267,7 +267,7 @@ TEST(Plan, MultiTraceHelpTemplate) {
         {"multi-trace", "-e", "sched:sched_wakeup", "-e", "sched:sched_switch", "--impl", "pair", "help"});
     ASSERT_NE(ctx.info().help_template, nullptr);
     const std::vector<event::Resolved> events =
-        event::resolve_event_list("sched:sched_wakeup,sched:sched_switch", ctx.tep(), 0);
+        event::resolve_event_list("sched:sched_wakeup,sched:sched_switch", ctx.tep(), 0, {});
     EXPECT_EQ(
         ctx.info().help_template(ctx.options(), events),
         "perf-prof multi-trace -e \"sched:sched_wakeup/./key=./[role=./][untraced/][trigger/][alias=./]\" "

@@ -61,7 +61,7 @@ tep::Tep& shared_tep() {
 }
 
 std::vector<Resolved> R(std::string_view list, int verbose = 0) {
-    return resolve_event_list(list, shared_tep(), verbose);
+    return resolve_event_list(list, shared_tep(), verbose, profiler_names());
 }
 
 // The message of the perfprof::Error `list` raises; fails the test when it raises none.
@@ -236,7 +236,7 @@ TEST(Resolve, FieldsAgreeWithFormatsAcrossSubsystems) {
             !tp.starts_with("kmem:") && !tp.starts_with("block:"))
             continue;
         SCOPED_TRACE(tp);
-        auto v = resolve_event_list(tp, tep, 0);
+        auto v = resolve_event_list(tp, tep, 0, profiler_names());
         ASSERT_EQ(v.size(), 1u);
         expect_fields_match_format(v[0]);
         ++checked;
@@ -584,9 +584,11 @@ std::string other_template(const Options&, const std::vector<Resolved>& events) 
 // own argument parser like `list`.
 ProfilerInfo make(const char* name, decltype(ProfilerInfo::help_template) tmpl,
                   decltype(ProfilerInfo::run_words) words = nullptr) {
-    ProfilerInfo p{name, "demo", "-e EVENT", {}, {{Opt::Event, nullptr}, {Opt::CallGraph, nullptr}}, nullptr};
+    ProfilerInfo p{.name = name, .summary = "demo", .usage = "-e EVENT"};
+    p.options = {{Opt::Event, nullptr}, {Opt::CallGraph, nullptr}};
     p.help_template = tmpl;
     p.run_words = words;
+    if (words) p.kind = ProfilerInfo::Kind::Command;
     return p;
 }
 int no_words(const Options&) {
