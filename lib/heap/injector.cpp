@@ -29,7 +29,6 @@
 #include "heap/injector.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -44,6 +43,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <optional>
 
@@ -160,8 +160,9 @@ bool waiting_call(long nr) {
 
 // The system call a thread is blocked in (/proc/PID/task/TID/syscall), -1 when running.
 long blocked_call(int pid, int tid) {
-    const std::string s = core::read_file_or_empty("/proc/" + std::to_string(pid) + "/task/" +
-                                                   std::to_string(tid) + "/syscall");
+    std::string path = "/proc/" + std::to_string(pid);
+    path.append("/task/").append(std::to_string(tid)).append("/syscall");
+    const std::string s = core::read_file_or_empty(path);
     if (s.empty() || s[0] < '0' || s[0] > '9') return -1;
     return std::strtol(s.c_str(), nullptr, 10);
 }
