@@ -1,6 +1,6 @@
 # perf-prof — the only entry point. `make` builds ./perf-prof; `make test` installs, builds, tests.
 .DEFAULT_GOAL := all
-.PHONY: all deps test unit e2e demo sanitize format lint clean
+.PHONY: all deps test unit e2e demo sanitize format lint lint-files clean
 
 BUILD    ?= build
 SAN      ?=
@@ -262,8 +262,10 @@ format:
 # Runs on every core (make lint JOBS=N to limit it).
 LINT_SRCS  := main.cpp $(LIB_SRCS)
 LINT_FLAGS := $(filter-out -MMD -MP,$(CPPFLAGS)) -I$(GEN) -std=c++20 -Wall -Wextra -Wformat=2 -Werror=undef
+LINT_OKS   := $(LINT_SRCS:%.cpp=$(BUILD)/lint/%.ok)
 lint: | $(DEPS_STAMP)
-	@$(MAKE) --no-print-directory -j$(JOBS) $(LINT_SRCS:%.cpp=$(BUILD)/lint/%.ok)
+	@$(MAKE) --no-print-directory -j$(JOBS) lint-files
+lint-files: $(LINT_OKS)
 $(BUILD)/lint/%.ok: %.cpp $(BUILD)/obj/%.o .clang-tidy
 	@mkdir -p $(dir $@)
 	@echo "  TIDY     $<"

@@ -81,6 +81,7 @@ Plan make_plan(int pid, const std::string& so_path, const char* fn, int timeout_
     p.fn = fn ? fn : "";
     p.timeout_ms = timeout_ms > 0 ? timeout_ms : kDefaultTimeoutMs;
     const std::string proc = "/proc/" + std::to_string(pid);
+    const std::string root = proc + "/root";  // its files, as it sees them
     const char st = perf::task_state(pid);
     if (!perf::alive_state(st)) throw Error("cannot inject into " + p.who + ": no such process");
     const std::vector<sym::MapsLine> maps = read_maps(pid);
@@ -99,11 +100,11 @@ Plan make_plan(int pid, const std::string& so_path, const char* fn, int timeout_
         std::free(r);
     }
     struct stat sb;
-    if (::stat((proc + "/root" + abs).c_str(), &sb) != 0)
+    if (::stat((root + abs).c_str(), &sb) != 0)
         throw Error("cannot inject " + abs + " into " + p.who + ": the process does not see that file " +
                     "(another mount namespace?)");
     p.so = FileId{abs, ::major(sb.st_dev), ::minor(sb.st_dev), uint64_t(sb.st_ino)};
-    p.fn_offset = sym::get_object(abs, proc + "/root" + abs)->file_offset(p.fn);
+    p.fn_offset = sym::get_object(abs, root + abs)->file_offset(p.fn);
     if (!p.fn_offset) throw Error("cannot inject " + abs + ": it defines no function " + p.fn);
     if (maps_file(maps, p.so)) p.fn_addr = address_of(maps, p.so, p.fn_offset);
 
@@ -132,7 +133,7 @@ Plan make_plan(int pid, const std::string& so_path, const char* fn, int timeout_
         for (const std::string& path : paths) {
             const std::string b = base_name(path);
             if (pass == 0 ? !(is_libc(b) || starts_with(b, "ld-musl")) : !is_libdl(b)) continue;
-            auto obj = sym::get_object(path, proc + "/root" + path);
+            auto obj = sym::get_object(path, root + path);
             const FileId id{path, 0, 0, 0};
             if (uint64_t off = versioned_offset(*obj, "dlopen")) p.dlopen = address_of(maps, id, off);
             if (!p.dlopen) continue;
