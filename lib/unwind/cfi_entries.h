@@ -4,6 +4,7 @@
 // programs); inline where the programs' interpreter reads every byte.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
