@@ -1,6 +1,10 @@
-// Compiler of SPEC §2.7: lexer + precedence-climbing parser producing typed, pre-resolved nodes.
-// Evaluation and glob matching live in expr_eval.cpp.
+// Compiler of SPEC §2.7: a precedence-climbing parser producing typed, pre-resolved nodes. Its
+// tokens come from expr_lexer.cpp, its names from expr_vars.cpp; evaluation and glob matching
+// live in expr_eval.cpp.
 #include "filter/expr.h"
+
+#include "filter/expr_lexer.h"
+#include "filter/expr_vars.h"
 
 #include <algorithm>
 #include <cctype>
@@ -13,114 +17,22 @@ using detail::Node;
 using detail::Op;
 using detail::Type;
 
-namespace {
-
-const char* type_name(uint8_t size) {
-    switch (size) {
-        case 1:
-            return "char";
-        case 2:
-            return "short";
-        case 4:
-            return "int";
-        default:
-            return "long";
-    }
-}
-
-bool is_cstr(const Type& t) {
-    return t.ptr == 1 && t.size == 1;
-}
-
-// How an identifier resolves: a load (Var), the address of an array, or a __data_loc target.
-struct VarInfo {
-    std::string name;
-    Op op;      // Var, ArrayAddr, DynAddr
-    Type type;  // type of the expression the name denotes
-    uint8_t space = 0;
-    uint32_t offset = 0;
-    uint32_t need = 0;   // record bytes needed to read it
-    uint32_t count = 0;  // array element count for the listing (0 = not an array)
-    bool dyn_string = false;
-};
-
-std::vector<VarInfo> make_vars(std::span<const Field> fields, const CompileOptions& opts) {
-    std::vector<VarInfo> v;
-    auto regs = [&](const char* name, uint32_t off, Type t) {
-        VarInfo r{name, Op::Var, t, 1, off, 0, 0, false};
-        v.push_back(r);
-    };
-    if (opts.key_only) {
-        regs("key", 8, Type{8, true, 0});
-        return v;
-    }
-    for (const Field& f : fields) {
-        uint32_t elem = f.elem_size ? f.elem_size : f.size;
-        bool sized = elem == 1 || elem == 2 || elem == 4 || elem == 8;
-        if (f.is_dynamic) {
-            // __data_loc: the two u16 halves as variables, and the data itself through the loc.
-            v.push_back({f.name + "_offset", Op::Var, Type{2, true, 0}, 0, f.offset, f.offset + 2, 0, false});
-            v.push_back(
-                {f.name + "_len", Op::Var, Type{2, true, 0}, 0, f.offset + 2, f.offset + 4, 0, false});
-            if (!sized) elem = 1;
-            Type t{uint8_t(elem), f.is_string || !f.is_signed, 1};
-            if (f.is_string) t = Type{1, false, 1};
-            v.push_back({f.name, Op::DynAddr, t, 0, f.offset, f.offset + 4, 0, f.is_string});
-            continue;
-        }
-        if (f.is_array || f.is_string || f.size != elem) {
-            if (!sized) continue;
-            Type t{uint8_t(elem), !f.is_signed, 1};
-            if (f.is_string) t = Type{1, false, 1};
-            v.push_back({f.name, Op::ArrayAddr, t, 0, f.offset, f.offset + f.size, f.size / elem, false});
-            continue;
-        }
-        if (!sized) continue;  // odd-sized scalar: not representable, not exposed
-        v.push_back({f.name, Op::Var, Type{uint8_t(f.size), !f.is_signed, 0}, 0, f.offset, f.offset + f.size,
-                     0, false});
-    }
-    regs("_cpu", 0, Type{4, false, 0});
-    regs("_pid", 4, Type{4, false, 0});
-    return v;
-}
-
-std::string var_decl(const VarInfo& v) {
-    std::string s;
-    Type t = v.type;
-    bool arr = v.op == Op::ArrayAddr || (v.op == Op::DynAddr);
-    if (arr) t.ptr--;  // an array is listed as its element type with [N]
-    if (t.is_unsigned) s += "unsigned ";
-    s += type_name(t.size);
-    s += ' ';
-    s.append(t.ptr, '*');
-    s += v.name;
-    if (v.op == Op::ArrayAddr) s += "[" + std::to_string(v.count) + "]";
-    if (v.op == Op::DynAddr) s += "[]";
-    return s;
-}
-
-struct Tok {
-    enum Kind { End, Num, Str, Ident, Punct } kind = End;
-    size_t pos = 0;
-    std::string text;  // identifier, punctuator, or decoded string
-    uint64_t num = 0;
-    bool num_unsigned = false;
-};
-
-}  // namespace
-
-class Compiler {
+class Compiler : ExprLexer {
 public:
     Compiler(std::string_view src, std::span<const Field> fields, const CompileOptions& opts)
-        : src_(src), vars_(make_vars(fields, opts)) {
+        : ExprLexer(src), vars_(make_vars(fields, opts)) {
         prog_.source_ = std::string(src);
     }
 
     Program run() {
-        next();
-        int32_t root = parse_comma();
-        if (tok_.kind != Tok::End) fail(tok_.pos, "unexpected '" + tok_.text + "'");
-        prog_.root_ = root;
+        try {
+            next();
+            int32_t root = parse_comma();
+            if (tok_.kind != Tok::End) fail(tok_.pos, "unexpected '" + tok_.text + "'");
+            prog_.root_ = root;
+        } catch (const ExprLexer::Error& e) {
+            fail(e.pos, e.msg);
+        }
         return std::move(prog_);
     }
 
@@ -135,112 +47,6 @@ private:
         for (const VarInfo& v : vars_)
             if (v.space == 0 || v.name == "key") d += "     " + var_decl(v) + "\n";
         throw CompileError(msg, col, std::move(d));
-    }
-
-    // ---- lexer ----
-    void skip_space() {
-        while (i_ < src_.size()) {
-            char c = src_[i_];
-            if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
-                ++i_;
-            } else if (c == '#' || (c == '/' && i_ + 1 < src_.size() && src_[i_ + 1] == '/')) {
-                while (i_ < src_.size() && src_[i_] != '\n') ++i_;
-            } else {
-                break;
-            }
-        }
-    }
-    // One character of a string/char literal: only \n is special, \X gives X (§2.7.2).
-    char lit_char(size_t& j) {
-        char c = src_[j++];
-        if (c == '\\' && j < src_.size()) {
-            c = src_[j++];
-            if (c == 'n') c = '\n';
-        }
-        return c;
-    }
-    void next() {
-        skip_space();
-        tok_ = Tok{};
-        tok_.pos = i_;
-        if (i_ >= src_.size()) return;
-        char c = src_[i_];
-        if (c >= '0' && c <= '9') {
-            uint64_t v = 0;
-            int base = 10;
-            size_t j = i_;
-            if (c == '0' && j + 1 < src_.size() && (src_[j + 1] == 'x' || src_[j + 1] == 'X')) {
-                base = 16;
-                j += 2;
-                if (j >= src_.size() || !std::isxdigit((unsigned char)src_[j]))
-                    fail(i_, "bad hexadecimal literal");
-            } else if (c == '0') {
-                base = 8;
-            }
-            for (; j < src_.size() && std::isalnum((unsigned char)src_[j]); ++j) {
-                char d = src_[j];
-                int dv =
-                    std::isdigit((unsigned char)d) ? d - '0' : (std::tolower((unsigned char)d) - 'a' + 10);
-                if (dv >= base)
-                    fail(j, base == 8 && dv < 10 ? "invalid digit in octal literal" : "bad integer literal");
-                if (v > (UINT64_MAX - uint64_t(dv)) / uint64_t(base)) fail(i_, "integer literal too large");
-                v = v * base + dv;
-            }
-            tok_.kind = Tok::Num;
-            tok_.num = v;
-            tok_.num_unsigned = v > uint64_t(INT64_MAX);
-            i_ = j;
-            return;
-        }
-        if (std::isalpha((unsigned char)c) || c == '_') {
-            size_t j = i_;
-            while (j < src_.size() && (std::isalnum((unsigned char)src_[j]) || src_[j] == '_')) ++j;
-            tok_.kind = Tok::Ident;
-            tok_.text = std::string(src_.substr(i_, j - i_));
-            i_ = j;
-            return;
-        }
-        if (c == '\'') {
-            size_t j = i_ + 1;
-            if (j >= src_.size()) fail(i_, "unterminated character literal");
-            char v = lit_char(j);
-            if (j >= src_.size() || src_[j] != '\'') fail(i_, "unterminated character literal");
-            tok_.kind = Tok::Num;
-            tok_.num = uint64_t(int64_t(v));
-            i_ = j + 1;
-            return;
-        }
-        if (c == '"') {
-            size_t j = i_ + 1;
-            std::string s;
-            while (j < src_.size() && src_[j] != '"') s += lit_char(j);
-            if (j >= src_.size()) fail(i_, "unterminated string literal");
-            tok_.kind = Tok::Str;
-            tok_.text = std::move(s);
-            i_ = j + 1;
-            return;
-        }
-        static const char* const two[] = {"++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||"};
-        for (const char* t : two) {
-            if (src_.substr(i_, 2) == t) {
-                tok_.kind = Tok::Punct;
-                tok_.text = t;
-                i_ += 2;
-                return;
-            }
-        }
-        if (std::strchr("+-*/%<>=!~&|^?:,()[]", c)) {
-            tok_.kind = Tok::Punct;
-            tok_.text = std::string(1, c);
-            ++i_;
-            return;
-        }
-        fail(i_, std::string("unexpected character '") + c + "'");
-    }
-    bool is(const char* p) const { return tok_.kind == Tok::Punct && tok_.text == p; }
-    void expect(const char* p, const char* what) {
-        if (!is(p)) fail(tok_.pos, std::string("missing '") + p + "'" + (what ? what : ""));
-        next();
     }
 
     // ---- limits ----
@@ -656,10 +462,7 @@ private:
         return int32_t(prog_.formats_.size() - 1);
     }
 
-    std::string_view src_;
     std::vector<VarInfo> vars_;
-    size_t i_ = 0;
-    Tok tok_;
     Program prog_;
     int nesting_ = 0;
     std::vector<int> depth_;  // tree height of each node, parallel to prog_.nodes_

@@ -169,6 +169,8 @@ private:
     struct State;
     int64_t ev(int32_t i, State& s) const;
     uint8_t* addr(int32_t i, State& s) const;
+    int64_t write(const detail::Node& n, State& s) const;  // =, ++, --
+    int64_t call(const detail::Node& n, State& s) const;   // the builtin functions
 
     std::string source_;
     std::vector<detail::Node> nodes_;

@@ -124,6 +124,25 @@ int64_t ptr_val(const void* p) {
 
 const char kEmpty[] = "";
 
+// The data a __data_loc field's u32 (at n.imm) points to. A loc pointing outside the record, or
+// a string without its NUL, reads as "".
+const void* dyn_target(const uint8_t* base, uint32_t size, const Node& n) {
+    uint32_t loc;
+    std::memcpy(&loc, base + n.imm, 4);
+    uint32_t off = loc & 0xffff, len = loc >> 16;
+    if (uint64_t(off) + len > size) return kEmpty;
+    if (n.dyn_string && (len == 0 || base[off + len - 1] != 0)) return kEmpty;
+    return base + off;
+}
+
+// Defined, non-trapping results: x/0 = 0, x%0 = 0, INT64_MIN/-1 wraps, INT64_MIN%-1 = 0.
+int64_t div_mod(bool div, bool uns, int64_t a, int64_t b) {
+    if (b == 0) return 0;
+    if (uns) return int64_t(div ? uint64_t(a) / uint64_t(b) : uint64_t(a) % uint64_t(b));
+    if (b == -1) return div ? int64_t(0 - uint64_t(a)) : 0;
+    return div ? a / b : a % b;
+}
+
 }  // namespace
 
 uint8_t* Program::addr(int32_t i, State& s) const {
@@ -147,31 +166,14 @@ int64_t Program::ev(int32_t i, State& s) const {
             return load(addr(i, s), n.type);
         case Op::ArrayAddr:
             return ptr_val(s.base + n.imm);
-        case Op::DynAddr: {
-            uint32_t loc;
-            std::memcpy(&loc, s.base + n.imm, 4);
-            uint32_t off = loc & 0xffff, len = loc >> 16;
-            // A loc pointing outside the record, or a string without its NUL, reads as "".
-            if (uint64_t(off) + len > s.size) return ptr_val(kEmpty);
-            if (n.dyn_string && (len == 0 || s.base[off + len - 1] != 0)) return ptr_val(kEmpty);
-            return ptr_val(s.base + off);
-        }
+        case Op::DynAddr:
+            return ptr_val(dyn_target(s.base, s.size, n));
         case Op::AddrOf:
             return ptr_val(addr(n.a, s));
-        case Op::Assign: {
-            uint8_t* p = addr(n.a, s);
-            int64_t v = convert(B(), n.type);
-            store(p, n.type, v);
-            return v;
-        }
+        case Op::Assign:
         case Op::PreInc:
-        case Op::PostInc: {
-            uint8_t* p = addr(n.a, s);
-            int64_t old = load(p, n.type);
-            int64_t v = convert(int64_t(uint64_t(old) + uint64_t(n.imm)), n.type);
-            store(p, n.type, v);
-            return n.op == Op::PreInc ? v : old;
-        }
+        case Op::PostInc:
+            return write(n, s);
         case Op::Cast:
             return convert(A(), n.type);
         case Op::Neg:
@@ -184,13 +186,8 @@ int64_t Program::ev(int32_t i, State& s) const {
             return int64_t(uint64_t(A()) * uint64_t(B()));
         case Op::Div:
         case Op::Mod: {
-            int64_t a = A(), b = B();
-            // Defined, non-trapping results: x/0 = 0, x%0 = 0, INT64_MIN/-1 wraps, INT64_MIN%-1 = 0.
-            if (b == 0) return 0;
-            if (n.uns)
-                return int64_t(n.op == Op::Div ? uint64_t(a) / uint64_t(b) : uint64_t(a) % uint64_t(b));
-            if (b == -1) return n.op == Op::Div ? int64_t(0 - uint64_t(a)) : 0;
-            return n.op == Op::Div ? a / b : a % b;
+            int64_t a = A();
+            return div_mod(n.op == Op::Div, n.uns, a, B());
         }
         case Op::Add:
             return int64_t(uint64_t(A()) + uint64_t(B()) * uint64_t(n.imm));
@@ -265,47 +262,63 @@ int64_t Program::ev(int32_t i, State& s) const {
         case Op::Comma:
             A();
             return B();
-        case Op::Call: {
-            int64_t v[7] = {0, 0, 0, 0, 0, 0, 0};
-            for (int64_t k = 0; k < n.imm; ++k) v[k] = ev(args_[size_t(n.a + k)], s);
-            const EvalHooks* h = s.ctx->hooks;
-            switch (n.fn) {
-                case Fn::Printf: {
-                    FILE* out = s.ctx->out ? s.ctx->out : stdout;
-                    return printf_format::format(formats_[size_t(n.b)], std::span(v + 1, size_t(n.imm - 1)),
-                                                 out);
-                }
-                case Fn::System: {
-                    char cmd[4096];
-                    int len = printf_format::format(formats_[size_t(n.b)],
-                                                    std::span(v + 1, size_t(n.imm - 1)), cmd, sizeof cmd);
-                    if (len < 0 || size_t(len) >= sizeof cmd) return -1;
-                    std::fflush(nullptr);  // keep our buffered output ahead of the child's
-                    return std::system(cmd);
-                }
-                case Fn::Ksymbol: {
-                    const char* r = h && h->ksymbol ? h->ksymbol(uint64_t(v[0]), h->user) : nullptr;
-                    return ptr_val(r ? r : "Unknown");
-                }
-                case Fn::CommGet: {
-                    const char* r = h && h->comm_get ? h->comm_get(int(v[0]), h->user) : nullptr;
-                    return ptr_val(r ? r : "<...>");
-                }
-                case Fn::SyscallName: {
-                    const char* r = h && h->syscall_name ? h->syscall_name(v[0], h->user) : nullptr;
-                    return ptr_val(r ? r : "Unknown");
-                }
-                case Fn::ExitReason:
-                    return ptr_val("Unknown");
-                case Fn::Ntohl:
-                    return int32_t(__builtin_bswap32(uint32_t(v[0])));
-                case Fn::Ntohs:
-                    return int16_t(__builtin_bswap16(uint16_t(v[0])));
-                case Fn::Strncmp:
-                    return std::strncmp(cstr(v[0]), cstr(v[1]), size_t(v[2]));
-            }
-            return 0;
+        case Op::Call:
+            return call(n, s);
+    }
+    return 0;
+}
+
+int64_t Program::write(const Node& n, State& s) const {
+    if (n.op == Op::Assign) {
+        uint8_t* p = addr(n.a, s);
+        int64_t v = convert(ev(n.b, s), n.type);
+        store(p, n.type, v);
+        return v;
+    }
+    uint8_t* p = addr(n.a, s);  // PreInc, PostInc (-- is an increment by -1)
+    int64_t old = load(p, n.type);
+    int64_t v = convert(int64_t(uint64_t(old) + uint64_t(n.imm)), n.type);
+    store(p, n.type, v);
+    return n.op == Op::PreInc ? v : old;
+}
+
+int64_t Program::call(const Node& n, State& s) const {
+    int64_t v[7] = {0, 0, 0, 0, 0, 0, 0};
+    for (int64_t k = 0; k < n.imm; ++k) v[k] = ev(args_[size_t(n.a + k)], s);
+    const EvalHooks* h = s.ctx->hooks;
+    switch (n.fn) {
+        case Fn::Printf: {
+            FILE* out = s.ctx->out ? s.ctx->out : stdout;
+            return printf_format::format(formats_[size_t(n.b)], std::span(v + 1, size_t(n.imm - 1)), out);
         }
+        case Fn::System: {
+            char cmd[4096];
+            int len = printf_format::format(formats_[size_t(n.b)], std::span(v + 1, size_t(n.imm - 1)), cmd,
+                                            sizeof cmd);
+            if (len < 0 || size_t(len) >= sizeof cmd) return -1;
+            std::fflush(nullptr);  // keep our buffered output ahead of the child's
+            return std::system(cmd);
+        }
+        case Fn::Ksymbol: {
+            const char* r = h && h->ksymbol ? h->ksymbol(uint64_t(v[0]), h->user) : nullptr;
+            return ptr_val(r ? r : "Unknown");
+        }
+        case Fn::CommGet: {
+            const char* r = h && h->comm_get ? h->comm_get(int(v[0]), h->user) : nullptr;
+            return ptr_val(r ? r : "<...>");
+        }
+        case Fn::SyscallName: {
+            const char* r = h && h->syscall_name ? h->syscall_name(v[0], h->user) : nullptr;
+            return ptr_val(r ? r : "Unknown");
+        }
+        case Fn::ExitReason:
+            return ptr_val("Unknown");
+        case Fn::Ntohl:
+            return int32_t(__builtin_bswap32(uint32_t(v[0])));
+        case Fn::Ntohs:
+            return int16_t(__builtin_bswap16(uint16_t(v[0])));
+        case Fn::Strncmp:
+            return std::strncmp(cstr(v[0]), cstr(v[1]), size_t(v[2]));
     }
     return 0;
 }

@@ -67,11 +67,20 @@ std::string pid_filter(const std::vector<int>& tids, std::string_view field) {
         size_t j = i;
         while (j + 1 < tids.size() && tids[j + 1] == tids[j] + 1) ++j;
         if (!out.empty()) out += "||";
-        const std::string f(field);
-        if (j == i)
-            out += f + "==" + std::to_string(tids[i]);
-        else
-            out += "(" + f + ">=" + std::to_string(tids[i]) + "&&" + f + "<=" + std::to_string(tids[j]) + ")";
+        auto test = [&](const char* op, int tid) {  // "field>=tid"
+            out += field;
+            out += op;
+            out += std::to_string(tid);
+        };
+        if (j == i) {
+            test("==", tids[i]);
+        } else {
+            out += '(';
+            test(">=", tids[i]);
+            out += "&&";
+            test("<=", tids[j]);
+            out += ')';
+        }
         i = j + 1;
     }
     return out;

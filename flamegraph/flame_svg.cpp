@@ -259,50 +259,15 @@ bool valid_palette(const std::string& name) {
     return false;
 }
 
-void render_flame_graph(const FoldedStacks& stacks, const FlameOptions& opt, const TextSink& sink,
-                        FlameStats* stats) {
-    const TreeOrder tree(stacks, opt.reverse);
-    const double total = double(stacks.total());
-    const double inner = std::max(1.0, double(opt.width) - 2 * kPad);
-    const double min_count =
-        opt.min_width_percent ? total * opt.min_width / 100 : total * opt.min_width / inner;
+namespace {
 
-    // Two walks: the first for the picture's height and legend, which come before the frames.
-    uint32_t max_depth = 0;
-    size_t frames = 0, merged = 0;
-    bool present[8] = {};  // kinds drawn, by palette
-    walk_frames(tree, min_count, [&](const Drawn& d) {
-        frames++;
-        max_depth = std::max(max_depth, d.depth);
-        merged += d.merged != 0;
-        if (d.name != kNone) present[&palette_of(stacks.kind(d.name)) - kPalettes] = true;
-    });
+// The layout's data-* attributes (everything the script needs to know about it, in one place),
+// the background, the title and subtitle, the controls and the details lines.
+void append_heading(std::string& out, const FlameOptions& opt, uint64_t total, uint32_t max_depth,
+                    int height) {
     const double fh = opt.frame_height;
-    const int height = int(kTop + (max_depth + 1) * fh + kBottom);
-    if (stats) *stats = {frames, merged, int(max_depth + 1)};
-
-    const Palette* override = nullptr;
-    for (size_t i = kFirstOverride; i < std::size(kPalettes); i++)
-        if (opt.colors == kPalettes[i].name) override = &kPalettes[i];
-
-    std::string out;
-    out.reserve(kChunk + 4096);
-    begin_document(out, opt.width, height,
-                   "text { font-family: Verdana, 'DejaVu Sans', sans-serif; font-size: 12px; fill: #000; }\n"
-                   "#title { font-size: 17px; text-anchor: middle; }\n"
-                   "#subtitle { fill: #555; text-anchor: middle; }\n"
-                   ".ui { cursor: pointer; fill: #333; }\n"
-                   ".ui:hover { fill: #c00; }\n"
-                   "#frames g { cursor: pointer; }\n"
-                   "#frames g:hover rect { stroke: #000; stroke-width: 0.5; }\n"
-                   "#frames text { pointer-events: none; }\n"
-                   "#frames g.p rect { opacity: 0.5; }\n"
-                   "#frames g.h { display: none; }\n"
-                   "#frames rect.m { fill: #e040e0; }\n"
-                   "#legend rect { stroke: #888; stroke-width: 0.5; }\n");
-    // Everything the script needs to know about the layout, in one place.
     out += "<g id=\"fg\" data-total=\"";
-    append_uint(out, stacks.total());
+    append_uint(out, total);
     out += "\" data-width=\"";
     append_int(out, opt.width);
     out += "\" data-pad=\"";
@@ -348,95 +313,158 @@ void render_flame_graph(const FoldedStacks& stacks, const FlameOptions& opt, con
     out += "\" y=\"";
     append_int(out, height - 12);
     out += "\" text-anchor=\"end\"> </text>\n";
+}
 
-    // The legend: the kinds present, in a fixed order.
-    if (!override) {
-        out += "<g id=\"legend\">";
-        double x = kPad;
-        static constexpr FrameKind kOrder[] = {FrameKind::User,    FrameKind::Library, FrameKind::Kernel,
-                                               FrameKind::Jit,     FrameKind::Inlined, FrameKind::Unknown,
-                                               FrameKind::Fallback};
-        for (FrameKind k : kOrder) {
-            const Palette& p = palette_of(k);
-            if (!present[&p - kPalettes]) continue;
-            out += "<rect x=\"";
-            append_fixed(out, x);
-            out += "\" y=\"53\" width=\"10\" height=\"10\" fill=\"";
-            append_colour(out, p, {});
-            out += "\"/><text x=\"";
-            append_fixed(out, x + 14);
-            out += "\" y=\"62\">";
-            append_escaped(out, kind_label(k));
-            out += "</text>";
-            x += 14 + double(std::strlen(kind_label(k))) * 6.6 + 18;
-        }
-        out += "</g>\n";
+// The legend: the kinds present (by palette), in a fixed order.
+void append_legend(std::string& out, const bool (&present)[8]) {
+    out += "<g id=\"legend\">";
+    double x = kPad;
+    static constexpr FrameKind kOrder[] = {FrameKind::User,    FrameKind::Library, FrameKind::Kernel,
+                                           FrameKind::Jit,     FrameKind::Inlined, FrameKind::Unknown,
+                                           FrameKind::Fallback};
+    for (FrameKind k : kOrder) {
+        const Palette& p = palette_of(k);
+        if (!present[&p - kPalettes]) continue;
+        out += "<rect x=\"";
+        append_fixed(out, x);
+        out += "\" y=\"53\" width=\"10\" height=\"10\" fill=\"";
+        append_colour(out, p, {});
+        out += "\"/><text x=\"";
+        append_fixed(out, x + 14);
+        out += "\" y=\"62\">";
+        append_escaped(out, kind_label(k));
+        out += "</text>";
+        x += 14 + double(std::strlen(kind_label(k))) * 6.6 + 18;
     }
+    out += "</g>\n";
+}
+
+// What every frame of one picture is drawn with.
+struct FrameLayout {
+    const FoldedStacks& stacks;
+    const FlameOptions& opt;
+    const Palette* override;  // --colors: one palette for every frame
+    double total, scale, fh;
+    uint32_t max_depth;
+};
+
+// One frame: a <g> with its extent (data-s, data-n, data-m), a <title>, its rectangle and the
+// label that fits.
+void append_frame(std::string& out, const FrameLayout& l, const Drawn& d, std::string& name_buf) {
+    const bool root = d.depth == 0;
+    std::string_view name;
+    const Palette* pal = &kPalettes[7];
+    if (d.merged) {
+        name_buf = std::to_string(d.merged) + " narrow frames";
+        name = name_buf;
+    } else if (root) {
+        name = "all";
+        pal = &kPalettes[5];
+    } else {
+        const uint32_t id = d.name;
+        name = l.stacks.name(id);
+        pal = l.override && l.stacks.kind(id) != FrameKind::Separator ? l.override
+                                                                      : &palette_of(l.stacks.kind(id));
+    }
+    const double x = kPad + double(d.start) * l.scale, w = double(d.count) * l.scale;
+    const double y = l.opt.inverted ? kTop + d.depth * l.fh : kTop + (l.max_depth - d.depth) * l.fh;
+    out += "<g data-s=\"";
+    append_uint(out, d.start);
+    out += "\" data-n=\"";
+    append_uint(out, d.count);
+    if (d.merged) {
+        out += "\" data-m=\"";
+        append_int(out, d.merged);
+    }
+    out += "\"><title>";
+    append_escaped(out, name);
+    out += " (";
+    append_count(out, d.count);
+    out += ' ';
+    append_escaped(out, l.opt.count_name);
+    out += ", ";
+    append_fixed(out, l.total > 0 ? 100.0 * double(d.count) / l.total : 0, 2);
+    out += "%)</title><rect x=\"";
+    append_fixed(out, x);
+    out += "\" y=\"";
+    append_fixed(out, y);
+    out += "\" width=\"";
+    append_fixed(out, w, w < 1 ? 4 : 2);
+    out += "\" height=\"";
+    append_fixed(out, l.fh - 1);
+    out += "\" fill=\"";
+    if (d.merged)
+        out += "#e4e4e4";
+    else
+        append_colour(out, *pal, name);
+    out += "\"/>";
+    bool cut = false;
+    const std::string_view label = fit_label(name, w, cut);
+    if (!label.empty()) {
+        out += "<text x=\"";
+        append_fixed(out, x + 3);
+        out += "\" y=\"";
+        append_fixed(out, y + l.fh - 4.5);
+        out += "\">";
+        append_escaped(out, label);
+        if (cut) out += "..";
+        out += "</text>";
+    }
+    out += "</g>\n";
+}
+
+}  // namespace
+
+void render_flame_graph(const FoldedStacks& stacks, const FlameOptions& opt, const TextSink& sink,
+                        FlameStats* stats) {
+    const TreeOrder tree(stacks, opt.reverse);
+    const double total = double(stacks.total());
+    const double inner = std::max(1.0, double(opt.width) - 2 * kPad);
+    const double min_count =
+        opt.min_width_percent ? total * opt.min_width / 100 : total * opt.min_width / inner;
+
+    // Two walks: the first for the picture's height and legend, which come before the frames.
+    uint32_t max_depth = 0;
+    size_t frames = 0, merged = 0;
+    bool present[8] = {};  // kinds drawn, by palette
+    walk_frames(tree, min_count, [&](const Drawn& d) {
+        frames++;
+        max_depth = std::max(max_depth, d.depth);
+        merged += d.merged != 0;
+        if (d.name != kNone) present[&palette_of(stacks.kind(d.name)) - kPalettes] = true;
+    });
+    const double fh = opt.frame_height;
+    const int height = int(kTop + (max_depth + 1) * fh + kBottom);
+    if (stats) *stats = {frames, merged, int(max_depth + 1)};
+
+    const Palette* override = nullptr;
+    for (size_t i = kFirstOverride; i < std::size(kPalettes); i++)
+        if (opt.colors == kPalettes[i].name) override = &kPalettes[i];
+
+    std::string out;
+    out.reserve(kChunk + 4096);
+    begin_document(out, opt.width, height,
+                   "text { font-family: Verdana, 'DejaVu Sans', sans-serif; font-size: 12px; fill: #000; }\n"
+                   "#title { font-size: 17px; text-anchor: middle; }\n"
+                   "#subtitle { fill: #555; text-anchor: middle; }\n"
+                   ".ui { cursor: pointer; fill: #333; }\n"
+                   ".ui:hover { fill: #c00; }\n"
+                   "#frames g { cursor: pointer; }\n"
+                   "#frames g:hover rect { stroke: #000; stroke-width: 0.5; }\n"
+                   "#frames text { pointer-events: none; }\n"
+                   "#frames g.p rect { opacity: 0.5; }\n"
+                   "#frames g.h { display: none; }\n"
+                   "#frames rect.m { fill: #e040e0; }\n"
+                   "#legend rect { stroke: #888; stroke-width: 0.5; }\n");
+    append_heading(out, opt, stacks.total(), max_depth, height);
+
+    if (!override) append_legend(out, present);
 
     out += "<g id=\"frames\">\n";
-    const double scale = inner / (total > 0 ? total : 1);
+    const FrameLayout layout{stacks, opt, override, total, inner / (total > 0 ? total : 1), fh, max_depth};
     std::string name_buf;
     walk_frames(tree, min_count, [&](const Drawn& d) {
-        const bool root = d.depth == 0;
-        std::string_view name;
-        const Palette* pal = &kPalettes[7];
-        if (d.merged) {
-            name_buf = std::to_string(d.merged) + " narrow frames";
-            name = name_buf;
-        } else if (root) {
-            name = "all";
-            pal = &kPalettes[5];
-        } else {
-            const uint32_t id = d.name;
-            name = stacks.name(id);
-            pal =
-                override && stacks.kind(id) != FrameKind::Separator ? override : &palette_of(stacks.kind(id));
-        }
-        const double x = kPad + double(d.start) * scale, w = double(d.count) * scale;
-        const double y = opt.inverted ? kTop + d.depth * fh : kTop + (max_depth - d.depth) * fh;
-        out += "<g data-s=\"";
-        append_uint(out, d.start);
-        out += "\" data-n=\"";
-        append_uint(out, d.count);
-        if (d.merged) {
-            out += "\" data-m=\"";
-            append_int(out, d.merged);
-        }
-        out += "\"><title>";
-        append_escaped(out, name);
-        out += " (";
-        append_count(out, d.count);
-        out += ' ';
-        append_escaped(out, opt.count_name);
-        out += ", ";
-        append_fixed(out, total > 0 ? 100.0 * double(d.count) / total : 0, 2);
-        out += "%)</title><rect x=\"";
-        append_fixed(out, x);
-        out += "\" y=\"";
-        append_fixed(out, y);
-        out += "\" width=\"";
-        append_fixed(out, w, w < 1 ? 4 : 2);
-        out += "\" height=\"";
-        append_fixed(out, fh - 1);
-        out += "\" fill=\"";
-        if (d.merged)
-            out += "#e4e4e4";
-        else
-            append_colour(out, *pal, name);
-        out += "\"/>";
-        bool cut = false;
-        const std::string_view label = fit_label(name, w, cut);
-        if (!label.empty()) {
-            out += "<text x=\"";
-            append_fixed(out, x + 3);
-            out += "\" y=\"";
-            append_fixed(out, y + fh - 4.5);
-            out += "\">";
-            append_escaped(out, label);
-            if (cut) out += "..";
-            out += "</text>";
-        }
-        out += "</g>\n";
+        append_frame(out, layout, d, name_buf);
         if (out.size() >= kChunk) {
             sink(out);
             out.clear();

@@ -1,5 +1,6 @@
 #include "flamegraph/folded.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace perfprof::flamegraph {
@@ -16,10 +17,9 @@ bool all_digits(std::string_view s) {
 // "2026-11-24" and "14:05:00": the time prefix of interval-mode files (SPEC §5.6).
 bool time_frame(std::string_view s) {
     auto shape = [&](std::string_view pattern) {
-        if (s.size() != pattern.size()) return false;
-        for (size_t i = 0; i < s.size(); i++)
-            if (pattern[i] == 'd' ? (s[i] < '0' || s[i] > '9') : s[i] != pattern[i]) return false;
-        return true;
+        return s.size() == pattern.size() &&
+               std::equal(s.begin(), s.end(), pattern.begin(),
+                          [](char c, char p) { return p == 'd' ? c >= '0' && c <= '9' : c == p; });
     };
     return shape("dddd-dd-dd") || shape("dd:dd:dd");
 }

@@ -5,10 +5,11 @@
 # heaptrack and valgrind (heap peers in bench/), curl (google-pprof's fetcher of `serve`'s
 # endpoints). libmicrohttpd-dev: the HTTP server of `serve`. libclang-rt-14-dev: clang's ASan,
 # UBSan and libFuzzer runtimes (make test's sanitize-quick, make fuzz), only recommended by clang.
+# clang-tidy: make lint.
 set -euo pipefail
 pkgs=(g++ make pkg-config xz-utils libtraceevent-dev libelf-dev libdw-dev liblzma-dev zlib1g-dev
       libbz2-dev libcli11-dev libgtest-dev libtraceevent1-plugin python3-pytest linux-source-6.1 util-linux
-      google-perftools libgoogle-perftools4 binutils libc6-dbg clang libclang-rt-14-dev bpftool libbpf-dev
+      google-perftools libgoogle-perftools4 binutils libc6-dbg clang clang-tidy libclang-rt-14-dev bpftool libbpf-dev
       chromium chromium-driver golang-go systemtap-sdt-dev heaptrack valgrind libmicrohttpd-dev curl)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -43,7 +43,7 @@ unsigned usable_cpus() {
     return n > 0 ? static_cast<unsigned>(n) : 1;
 }
 
-WorkPool::WorkPool(unsigned threads, std::function<void()> warm) {
+WorkPool::WorkPool(unsigned threads, const std::function<void()>& warm) {
     try {
         for (unsigned i = 1; i < threads; ++i) threads_.emplace_back([this, warm] { loop(warm); });
     } catch (...) {  // fewer threads than asked: the ones there (and the caller) do the work

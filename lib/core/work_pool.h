@@ -18,7 +18,7 @@ class WorkPool {
 public:
     // `threads`: how many run a job, the caller included (1: no threads at all). `warm` runs
     // once on each new thread before its first job.
-    explicit WorkPool(unsigned threads, std::function<void()> warm = {});
+    explicit WorkPool(unsigned threads, const std::function<void()>& warm = {});
     ~WorkPool();
     WorkPool(const WorkPool&) = delete;
     WorkPool& operator=(const WorkPool&) = delete;

@@ -2,10 +2,10 @@
 
 #include <linux/perf_event.h>
 #include <pthread.h>
-#include <signal.h>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 
 #include "core/time.h"
 

@@ -118,7 +118,7 @@ std::string loader_list(const std::string& interp, const std::string& path) {
     if (child < 0) throw Error::sys(errno, "fork");
     if (child == 0) {
         ::dup2(p[1], 1);
-        int null = ::open("/dev/null", O_WRONLY);
+        int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);  // its dup2 copy stays open
         if (null >= 0) ::dup2(null, 2);
         ::execl(interp.c_str(), interp.c_str(), "--list", path.c_str(), static_cast<char*>(nullptr));
         ::_exit(127);
@@ -137,8 +137,7 @@ std::string loader_list(const std::string& interp, const std::string& path) {
     while (::waitpid(child, &st, 0) < 0 && errno == EINTR) {
     }
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        throw Error(interp + " --list " + path +
-                    " failed: cannot tell which libraries " + path + " loads");
+        throw Error(interp + " --list " + path + " failed: cannot tell which libraries " + path + " loads");
     return out;
 }
 
@@ -297,9 +296,9 @@ DynamicInfo dynamic_info(const std::string& path, const std::vector<std::string>
             if (!name || !among(names, name)) continue;
             const int type = GELF_ST_TYPE(sym.st_info);
             if (sym.st_shndx == SHN_UNDEF)
-                d.imports.push_back(name);
+                d.imports.emplace_back(name);
             else if (type == STT_FUNC || type == STT_GNU_IFUNC)
-                d.defines.push_back(name);
+                d.defines.emplace_back(name);
         }
     }
     elf_end(e);
@@ -316,9 +315,10 @@ std::string shown(const std::string& path) {
 // The checks both cases share, on the objects in load order (executable first).
 std::string unusable_objects(const std::vector<std::string>& objects, bool need_dlopen) {
     std::vector<std::string> names(std::begin(kPrefixedEntries), std::end(kPrefixedEntries));
-    names.push_back("malloc");
-    names.push_back("dlopen");
+    names.emplace_back("malloc");
+    names.emplace_back("dlopen");
     std::vector<DynamicInfo> infos;
+    infos.reserve(objects.size());
     for (const std::string& o : objects) infos.push_back(dynamic_info(o, names));
     const std::string exe = shown(objects.front());
     if (!infos.front().interp)

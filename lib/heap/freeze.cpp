@@ -2,7 +2,6 @@
 // process when perf-prof dies): the two ways perf-prof stops a process without any way of
 // leaving it stopped.
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -65,12 +64,14 @@ std::vector<int> Freeze::tasks() const {
 
 void Freeze::seize_all() {
     for (int tid : perf::tasks_of(pid_)) {
-        if (std::any_of(tasks_.begin(), tasks_.end(), [tid](const Task& k) { return k.tid == tid; })) continue;
+        if (std::any_of(tasks_.begin(), tasks_.end(), [tid](const Task& k) { return k.tid == tid; }))
+            continue;
         if (::ptrace(PTRACE_SEIZE, tid, nullptr, nullptr) != 0) {
             const int err = errno;
             if (err == ESRCH) continue;  // exited meanwhile
-            throw Error::sys(err, "cannot stop process " + std::to_string(pid_) + " (thread " +
-                                      std::to_string(tid) + ") with ptrace",
+            throw Error::sys(err,
+                             "cannot stop process " + std::to_string(pid_) + " (thread " +
+                                 std::to_string(tid) + ") with ptrace",
                              err == EPERM ? "another tracer (a debugger, strace) holds it, or "
                                             "kernel.yama.ptrace_scope forbids it"
                                           : "");

@@ -29,7 +29,6 @@
 #include "heap/injector.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -44,12 +43,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <optional>
 
 #include "core/fd.h"
 #include "core/text.h"
 #include "core/time.h"
+#include "heap/inject_plan.h"
 #include "perf-prof/error.h"
 #include "perf/proc_tasks.h"
 #include "sym/object.h"
@@ -57,164 +58,24 @@
 
 namespace perfprof::heap {
 
+using inject::address_of;
+using inject::kDefaultTimeoutMs;
+using inject::make_plan;
+using inject::Plan;
+using inject::read_maps;
+using inject::sigmask_has;
+using inject::status_field;
+
 namespace {
 
-constexpr int kDefaultTimeoutMs = 10000;
 constexpr int kRedZone = 128;
-constexpr int kSafePointTries = 50;  // rounds of interruptions before giving up on a safe point
+constexpr int kSafePointTries = 50;              // rounds of interruptions before giving up on a safe point
 constexpr int64_t kSafePointNs = 1'000'000'000;  // and the time they may take
-constexpr int kMaxSteps = 20000;     // instructions single-stepped towards one
-constexpr int64_t kStepNs = 20'000'000;      // time single-stepping one thread
-constexpr int64_t kStepWaitNs = 2'000'000'000;  // one step
+constexpr int kMaxSteps = 20000;                 // instructions single-stepped towards one
+constexpr int64_t kStepNs = 20'000'000;          // time single-stepping one thread
+constexpr int64_t kStepWaitNs = 2'000'000'000;   // one step
 constexpr long kRtldNow = 0x2, kRtldLocal = 0;
 constexpr uint64_t kEflagsTF = 0x100, kEflagsDF = 0x400;
-
-std::string base_name(const std::string& path) {
-    size_t slash = path.rfind('/');
-    return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-bool starts_with(const std::string& s, const char* prefix) {
-    return s.rfind(prefix, 0) == 0;
-}
-
-std::vector<sym::MapsLine> read_maps(int pid) {
-    const std::string text = core::read_file_or_empty("/proc/" + std::to_string(pid) + "/maps");
-    std::vector<sym::MapsLine> maps;
-    sym::MapsLine m;
-    for (size_t pos = 0; pos < text.size();)
-        if (sym::parse_maps_line(core::next_line(text, pos), m)) maps.push_back(m);
-    return maps;
-}
-
-// A file as the target sees it: its path there and its identity.
-struct FileId {
-    std::string path;
-    uint32_t major = 0, minor = 0;
-    uint64_t inode = 0;
-    bool is(const sym::MapsLine& m) const {
-        return m.path == path || (inode && m.inode == inode && m.dev_major == major && m.dev_minor == minor);
-    }
-};
-
-// Where file offset `off` of `f` is mapped in the process; 0 when nowhere.
-uint64_t address_of(const std::vector<sym::MapsLine>& maps, const FileId& f, uint64_t off) {
-    for (const sym::MapsLine& m : maps)
-        if (f.is(m) && m.offset <= off && off < m.offset + (m.end - m.start)) return m.start + (off - m.offset);
-    return 0;
-}
-
-bool maps_file(const std::vector<sym::MapsLine>& maps, const FileId& f) {
-    return std::any_of(maps.begin(), maps.end(), [&](const sym::MapsLine& m) { return f.is(m); });
-}
-
-// The state field of a /proc/PID/status line ("Seccomp:", "SigIgn:"): its text, or empty.
-std::string status_field(const std::string& status_path, const char* field) {
-    const std::string text = core::read_file_or_empty(status_path);
-    size_t at = text.find(std::string("\n") + field);
-    if (at == std::string::npos) return {};
-    at += 1 + std::strlen(field);
-    size_t end = text.find('\n', at);
-    std::string v = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
-    v.erase(0, v.find_first_not_of(" \t"));
-    return v;
-}
-
-bool sigmask_has(const std::string& hex, int sig) {
-    if (hex.empty()) return false;
-    const uint64_t mask = std::strtoull(hex.c_str(), nullptr, 16);
-    return (mask >> (sig - 1)) & 1;
-}
-
-// A libc function's file offset. A separate debug file's .symtab (which the object reads
-// instead of the .dynsym when installed) names the exported versions "dlopen@@GLIBC_2.34".
-uint64_t versioned_offset(sym::Object& obj, const std::string& name) {
-    for (const char* version : {"", "@@GLIBC_2.34", "@@GLIBC_2.2.5"})
-        if (uint64_t off = obj.file_offset(name + version)) return off;
-    return 0;
-}
-
-// What the injector process needs, found before any thread is stopped.
-struct Plan {
-    int pid = 0;
-    std::string who;  // "process PID"
-    uint64_t dlopen = 0, dlerror = 0;
-    FileId so;
-    uint64_t fn_offset = 0;
-    uint64_t fn_addr = 0;  // when the process maps the file already
-    std::string fn;
-    std::vector<std::pair<uint64_t, uint64_t>> unsafe_text;  // libc's and the loader's code
-    int timeout_ms = kDefaultTimeoutMs;
-};
-
-Plan make_plan(int pid, const std::string& so_path, const char* fn, int timeout_ms) {
-    Plan p;
-    p.pid = pid;
-    p.who = "process " + std::to_string(pid);
-    p.fn = fn ? fn : "";
-    p.timeout_ms = timeout_ms > 0 ? timeout_ms : kDefaultTimeoutMs;
-    const std::string proc = "/proc/" + std::to_string(pid);
-    const char st = perf::task_state(pid);
-    if (!perf::alive_state(st)) throw Error("cannot inject into " + p.who + ": no such process");
-    const std::vector<sym::MapsLine> maps = read_maps(pid);
-    if (maps.empty()) throw Error("cannot inject into " + p.who + ": its memory map cannot be read");
-    if (status_field(proc + "/status", "Seccomp:") == "1")
-        throw Error("cannot inject into " + p.who + ": it runs in seccomp's strict mode (no open or mmap)");
-    if (sigmask_has(status_field(proc + "/status", "SigIgn:"), SIGSEGV))
-        throw Error("cannot inject into " + p.who + ": it ignores SIGSEGV, which ends an injected call");
-
-    // The file, as the process sees it (its mount namespace, through /proc/PID/root).
-    std::string abs = so_path;
-    if (abs.empty() || abs[0] != '/') {
-        char* r = ::realpath(so_path.c_str(), nullptr);
-        if (!r) throw Error::sys(errno, "cannot inject " + so_path);
-        abs = r;
-        std::free(r);
-    }
-    struct stat sb;
-    if (::stat((proc + "/root" + abs).c_str(), &sb) != 0)
-        throw Error("cannot inject " + abs + " into " + p.who + ": the process does not see that file " +
-                    "(another mount namespace?)");
-    p.so = FileId{abs, ::major(sb.st_dev), ::minor(sb.st_dev), uint64_t(sb.st_ino)};
-    p.fn_offset = sym::get_object(abs, proc + "/root" + abs)->file_offset(p.fn);
-    if (!p.fn_offset) throw Error("cannot inject " + abs + ": it defines no function " + p.fn);
-    if (maps_file(maps, p.so)) p.fn_addr = address_of(maps, p.so, p.fn_offset);
-
-    // dlopen: libc's (glibc >= 2.34; musl's libc is its loader), else libdl's.
-    std::vector<std::string> paths;
-    for (const sym::MapsLine& m : maps)
-        if (!m.path.empty() && m.path[0] == '/' && !m.path.ends_with(" (deleted)") &&
-            std::find(paths.begin(), paths.end(), m.path) == paths.end())
-            paths.push_back(m.path);
-    auto is_libc = [](const std::string& b) { return starts_with(b, "libc.so") || starts_with(b, "libc-"); };
-    auto is_loader = [](const std::string& b) {
-        return starts_with(b, "ld-linux") || starts_with(b, "ld64.so") || starts_with(b, "ld-musl");
-    };
-    auto is_libdl = [](const std::string& b) { return starts_with(b, "libdl.so") || starts_with(b, "libdl-"); };
-    bool dynamic = false;
-    for (const std::string& path : paths)
-        if (is_libc(base_name(path)) || is_loader(base_name(path))) {
-            dynamic = true;
-            for (const sym::MapsLine& m : maps)
-                if (m.path == path && m.perms.find('x') != std::string::npos) p.unsafe_text.emplace_back(m.start, m.end);
-        }
-    for (int pass = 0; pass < 2 && !p.dlopen; pass++)
-        for (const std::string& path : paths) {
-            const std::string b = base_name(path);
-            if (pass == 0 ? !(is_libc(b) || starts_with(b, "ld-musl")) : !is_libdl(b)) continue;
-            auto obj = sym::get_object(path, proc + "/root" + path);
-            const FileId id{path, 0, 0, 0};
-            if (uint64_t off = versioned_offset(*obj, "dlopen")) p.dlopen = address_of(maps, id, off);
-            if (!p.dlopen) continue;
-            if (uint64_t off = versioned_offset(*obj, "dlerror")) p.dlerror = address_of(maps, id, off);
-            break;
-        }
-    if (!p.dlopen && !p.fn_addr)
-        throw Error("cannot inject into " + p.who + ": " +
-                    (dynamic ? "its libc has no dlopen (glibc < 2.34) and it has not loaded libdl"
-                             : "it is statically linked: no dlopen to load a library with"));
-    return p;
-}
 
 // ---- the injector process ----------------------------------------------------------------
 
@@ -256,13 +117,40 @@ bool synchronous(int sig) {
 // System calls a thread can block in while holding no lock of libc or of the loader.
 bool waiting_call(long nr) {
     switch (nr) {
-        case SYS_read: case SYS_write: case SYS_readv: case SYS_writev: case SYS_pread64:
-        case SYS_pwrite64: case SYS_recvfrom: case SYS_recvmsg: case SYS_recvmmsg: case SYS_sendto:
-        case SYS_sendmsg: case SYS_accept: case SYS_accept4: case SYS_connect: case SYS_nanosleep:
-        case SYS_clock_nanosleep: case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6:
-        case SYS_epoll_wait: case SYS_epoll_pwait: case SYS_epoll_pwait2: case SYS_wait4: case SYS_waitid:
-        case SYS_pause: case SYS_rt_sigsuspend: case SYS_rt_sigtimedwait: case SYS_futex: case SYS_msgrcv:
-        case SYS_semop: case SYS_semtimedop: case SYS_io_getevents: case SYS_io_uring_enter:
+        case SYS_read:
+        case SYS_write:
+        case SYS_readv:
+        case SYS_writev:
+        case SYS_pread64:
+        case SYS_pwrite64:
+        case SYS_recvfrom:
+        case SYS_recvmsg:
+        case SYS_recvmmsg:
+        case SYS_sendto:
+        case SYS_sendmsg:
+        case SYS_accept:
+        case SYS_accept4:
+        case SYS_connect:
+        case SYS_nanosleep:
+        case SYS_clock_nanosleep:
+        case SYS_poll:
+        case SYS_ppoll:
+        case SYS_select:
+        case SYS_pselect6:
+        case SYS_epoll_wait:
+        case SYS_epoll_pwait:
+        case SYS_epoll_pwait2:
+        case SYS_wait4:
+        case SYS_waitid:
+        case SYS_pause:
+        case SYS_rt_sigsuspend:
+        case SYS_rt_sigtimedwait:
+        case SYS_futex:
+        case SYS_msgrcv:
+        case SYS_semop:
+        case SYS_semtimedop:
+        case SYS_io_getevents:
+        case SYS_io_uring_enter:
         case SYS_restart_syscall:
             return true;
         default:
@@ -272,8 +160,9 @@ bool waiting_call(long nr) {
 
 // The system call a thread is blocked in (/proc/PID/task/TID/syscall), -1 when running.
 long blocked_call(int pid, int tid) {
-    const std::string s =
-        core::read_file_or_empty("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/syscall");
+    std::string path = "/proc/" + std::to_string(pid);
+    path.append("/task/").append(std::to_string(tid)).append("/syscall");
+    const std::string s = core::read_file_or_empty(path);
     if (s.empty() || s[0] < '0' || s[0] > '9') return -1;
     return std::strtol(s.c_str(), nullptr, 10);
 }
@@ -351,7 +240,8 @@ public:
     // the step's SIGTRAP, queued when the call returns, taken before we let it go.
     void take_back_from_step() {
         ::ptrace(PTRACE_INTERRUPT, tid_, nullptr, nullptr);
-        const std::string status = "/proc/" + std::to_string(p_.pid) + "/task/" + std::to_string(tid_) + "/status";
+        const std::string status =
+            "/proc/" + std::to_string(p_.pid) + "/task/" + std::to_string(tid_) + "/status";
         for (int i = 0; i < 4; i++) {
             std::optional<int> st = wait_for(tid_, core::monotonic_now_ns() + kStepWaitNs);
             if (!st) throw Gone{};
@@ -496,7 +386,8 @@ std::vector<int> candidates(int pid) {
     std::vector<int> waiting, others;
     for (int tid : perf::tasks_of(pid)) {
         const std::string task = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid);
-        if (!perf::task_alive(tid) || sigmask_has(status_field(task + "/status", "SigBlk:"), SIGSEGV)) continue;
+        if (!perf::task_alive(tid) || sigmask_has(status_field(task + "/status", "SigBlk:"), SIGSEGV))
+            continue;
         (waiting_call(blocked_call(pid, tid)) ? waiting : others).push_back(tid);
     }
     for (auto* v : {&waiting, &others})
@@ -537,7 +428,8 @@ int inject(const Plan& p, const std::string& arg, uint64_t* stopped_ns) {
         if (!handle) {
             std::string why = "dlopen failed";
             if (p.dlerror)
-                if (uint64_t msg = t->call(p.dlerror, nullptr, 0, 0, "dlerror")) why = t->peek_string(msg, 512);
+                if (uint64_t msg = t->call(p.dlerror, nullptr, 0, 0, "dlerror"))
+                    why = t->peek_string(msg, 512);
             throw Error("cannot load " + p.so.path + " into " + p.who + ": " + why);
         }
         fn = address_of(read_maps(p.pid), p.so, p.fn_offset);
@@ -559,7 +451,7 @@ struct Reply {
     ::setpgid(0, 0);  // out of perf-prof's process group: the terminal's signals miss it
     for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP, SIGTTIN, SIGTTOU, SIGUSR1, SIGUSR2})
         ::signal(s, SIG_IGN);
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = on_alarm;  // no SA_RESTART: the alarm interrupts waitpid
     ::sigaction(SIGALRM, &sa, nullptr);
     sigset_t none;

@@ -157,10 +157,10 @@ std::vector<uint64_t> thread_sps(int pid) {
 std::vector<Region> process_roots(int pid, uint64_t extra_sp) {
     // (stack pointer, where its live stack starts).
     std::vector<std::pair<uint64_t, uint64_t>> sps;
-    for (uint64_t sp : thread_sps(pid)) sps.push_back({sp, (sp - 128) & ~uint64_t(7)});
+    for (uint64_t sp : thread_sps(pid)) sps.emplace_back(sp, (sp - 128) & ~uint64_t(7));
     // The thread stopped at exit()'s entry reads about the same pointer in /proc (an
     // instruction later): its mapping starts at the higher `extra_sp`.
-    if (extra_sp) sps.push_back({extra_sp, extra_sp});
+    if (extra_sp) sps.emplace_back(extra_sp, extra_sp);
     std::vector<Region> roots;
     const std::string maps = core::read_file_or_empty("/proc/" + std::to_string(pid) + "/maps");
     sym::MapsLine m;

@@ -16,8 +16,8 @@ namespace {
 // and Function is the id.
 namespace profile {
 constexpr uint32_t kSampleType = 1, kSample = 2, kMapping = 3, kLocation = 4, kFunction = 5, kStringTable = 6,
-                   kTimeNanos = 9, kDurationNanos = 10, kPeriodType = 11, kPeriod = 12,
-                   kComment = 13, kDefaultSampleType = 14;
+                   kTimeNanos = 9, kDurationNanos = 10, kPeriodType = 11, kPeriod = 12, kComment = 13,
+                   kDefaultSampleType = 14;
 }
 namespace value_type {
 constexpr uint32_t kType = 1, kUnit = 2;
@@ -48,7 +48,8 @@ void put(std::string& key, uint64_t v) {
 
 }  // namespace
 
-PprofBuilder::PprofBuilder(std::vector<ValueType> sample_types, ValueType period_type, int64_t period)
+PprofBuilder::PprofBuilder(const std::vector<ValueType>& sample_types, const ValueType& period_type,
+                           int64_t period)
     : period_(period) {
     strings_.emplace_back();
     string_ids_.emplace("", 0);

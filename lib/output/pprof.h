@@ -24,7 +24,7 @@ public:
     };
 
     // Every sample carries one value per sample type, in this order.
-    PprofBuilder(std::vector<ValueType> sample_types, ValueType period_type, int64_t period);
+    PprofBuilder(const std::vector<ValueType>& sample_types, const ValueType& period_type, int64_t period);
 
     uint64_t string_id(std::string_view s);
     // A mapping, by all of its fields; `has_lines` also marks an existing one.

@@ -115,7 +115,7 @@ public:
     size_t memory_bytes() const;
 
 private:
-    friend class Compiler;
+    friend class CfiProgram;
     struct Cie {
         uint64_t code_align = 1;
         int64_t data_align = -8;

@@ -6,6 +6,7 @@
 #include "unwind/unwinder.h"
 
 #include <cstring>
+#include <utility>
 
 #include "perf-prof/sample.h"
 
@@ -47,14 +48,12 @@ private:
     uint64_t size_;
 };
 
-// A DWARF expression of a CFI rule (DWARF 5 §2.5): a stack machine over the frame's registers
-// and the stack copy. `push` is pushed first (the CFA, for register rules). Bounded in steps.
-Read eval(std::span<const uint8_t> e, const Frame& f, const Stack& mem, const uint64_t* push, uint64_t* out) {
-    uint64_t st[kMaxExprStack];
-    int sp = 0;
-    if (push) st[sp++] = *push;
+// The operands of a DWARF expression, read from `pc` on; each read is false past the end.
+struct ExprBytes {
+    std::span<const uint8_t> e;
     size_t pc = 0;
-    auto uleb = [&](uint64_t& v) {
+
+    bool uleb(uint64_t& v) {
         v = 0;
         for (unsigned shift = 0;; shift += 7) {
             if (pc >= e.size()) return false;
@@ -62,8 +61,8 @@ Read eval(std::span<const uint8_t> e, const Frame& f, const Stack& mem, const ui
             if (shift < 64) v |= uint64_t(b & 0x7f) << shift;
             if (!(b & 0x80)) return true;
         }
-    };
-    auto sleb = [&](int64_t& v) {
+    }
+    bool sleb(int64_t& v) {
         uint64_t u = 0;
         unsigned shift = 0;
         uint8_t b;
@@ -76,218 +75,217 @@ Read eval(std::span<const uint8_t> e, const Frame& f, const Stack& mem, const ui
         if (shift < 64 && (b & 0x40)) u |= ~uint64_t(0) << shift;
         v = int64_t(u);
         return true;
-    };
-    auto fixed = [&](unsigned n, uint64_t& v) {
+    }
+    bool fixed(unsigned n, uint64_t& v) {
         if (e.size() - pc < n) return false;
         v = 0;
         std::memcpy(&v, e.data() + pc, n);
         pc += n;
         return true;
+    }
+};
+
+// The binary operators (and .. xor, eq .. ne) on the two topmost values, `a` below `b`.
+// False for a division by zero or an overflowing one.
+bool binary_op(uint8_t op, uint64_t a, uint64_t b, uint64_t& r) {
+    const int64_t sa = int64_t(a), sb = int64_t(b);
+    switch (op) {
+        case 0x1a:  // and
+            r = a & b;
+            break;
+        case 0x1b:  // div
+            if (sb == 0 || (sa == INT64_MIN && sb == -1)) return false;
+            r = uint64_t(sa / sb);
+            break;
+        case 0x1c:  // minus
+            r = a - b;
+            break;
+        case 0x1d:  // mod
+            if (b == 0) return false;
+            r = a % b;
+            break;
+        case 0x1e:  // mul
+            r = a * b;
+            break;
+        case 0x21:  // or
+            r = a | b;
+            break;
+        case 0x22:  // plus
+            r = a + b;
+            break;
+        case 0x24:  // shl
+            r = b >= 64 ? 0 : a << b;
+            break;
+        case 0x25:  // shr
+            r = b >= 64 ? 0 : a >> b;
+            break;
+        case 0x26:  // shra
+            r = uint64_t(b >= 64 ? (sa < 0 ? -1 : 0) : sa >> b);
+            break;
+        case 0x27:  // xor
+            r = a ^ b;
+            break;
+        case 0x29:  // eq
+            r = sa == sb;
+            break;
+        case 0x2a:  // ge
+            r = sa >= sb;
+            break;
+        case 0x2b:  // gt
+            r = sa > sb;
+            break;
+        case 0x2c:  // le
+            r = sa <= sb;
+            break;
+        case 0x2d:  // lt
+            r = sa < sb;
+            break;
+        case 0x2e:  // ne
+            r = sa != sb;
+            break;
+        default:
+            return false;
+    }
+    return true;
+}
+
+bool is_binary_op(uint8_t op) {
+    return (op >= 0x1a && op <= 0x1e) || op == 0x21 || op == 0x22 || (op >= 0x24 && op <= 0x27) ||
+           (op >= 0x29 && op <= 0x2e);
+}
+
+// The operators that rearrange or change the values on the stack in place (dup .. rot, abs,
+// neg, not). False where the stack holds too few values. The caller leaves room for one more.
+bool stack_op(uint8_t op, uint64_t* st, int& sp, ExprBytes& in) {
+    uint64_t u = 0;
+    switch (op) {
+        case 0x12:  // dup
+            if (sp == 0) return false;
+            st[sp] = st[sp - 1];
+            sp++;
+            return true;
+        case 0x13:  // drop
+            if (sp == 0) return false;
+            sp--;
+            return true;
+        case 0x14:  // over
+            if (sp < 2) return false;
+            st[sp] = st[sp - 2];
+            sp++;
+            return true;
+        case 0x15:  // pick
+            if (!in.fixed(1, u) || u >= uint64_t(sp)) return false;
+            st[sp] = st[sp - 1 - int(u)];
+            sp++;
+            return true;
+        case 0x16:  // swap
+            if (sp < 2) return false;
+            std::swap(st[sp - 1], st[sp - 2]);
+            return true;
+        case 0x17: {  // rot
+            if (sp < 3) return false;
+            const uint64_t a = st[sp - 1];
+            st[sp - 1] = st[sp - 2];
+            st[sp - 2] = st[sp - 3];
+            st[sp - 3] = a;
+            return true;
+        }
+        case 0x19:  // abs
+            if (sp == 0) return false;
+            if (int64_t(st[sp - 1]) < 0) st[sp - 1] = -st[sp - 1];
+            return true;
+        case 0x1f:  // neg
+            if (sp == 0) return false;
+            st[sp - 1] = -st[sp - 1];
+            return true;
+        case 0x20:  // not
+            if (sp == 0) return false;
+            st[sp - 1] = ~st[sp - 1];
+            return true;
+        default:
+            return false;
+    }
+}
+
+bool is_stack_op(uint8_t op) {
+    return (op >= 0x12 && op <= 0x17) || op == 0x19 || op == 0x1f || op == 0x20;
+}
+
+// The constants const1u .. const8s (0x08 .. 0x0f), constu and consts.
+bool constant(uint8_t op, ExprBytes& in, uint64_t& v) {
+    if (op == 0x10) return in.uleb(v);
+    int64_t s = 0;
+    if (op == 0x11) {
+        if (!in.sleb(s)) return false;
+        v = uint64_t(s);
+        return true;
+    }
+    const unsigned n = 1u << ((op - 0x08) / 2);
+    if (!in.fixed(n, v)) return false;
+    if ((op - 0x08) % 2 && n < 8) {  // signed: extend
+        const unsigned bits = n * 8;
+        if (v & (uint64_t(1) << (bits - 1))) v |= ~uint64_t(0) << bits;
+    }
+    return true;
+}
+
+// A DWARF expression of a CFI rule (DWARF 5 §2.5): a stack machine over the frame's registers
+// and the stack copy. `push` is pushed first (the CFA, for register rules). Bounded in steps.
+Read eval(std::span<const uint8_t> e, const Frame& f, const Stack& mem, const uint64_t* push, uint64_t* out) {
+    uint64_t st[kMaxExprStack];
+    int sp = 0;
+    if (push) st[sp++] = *push;
+    ExprBytes in{e};
+    auto pop = [&](uint64_t& v) {
+        if (sp == 0) return false;
+        v = st[--sp];
+        return true;
     };
-    for (int steps = 0; pc < e.size(); steps++) {
+    for (int steps = 0; in.pc < e.size(); steps++) {
         if (steps >= kMaxExprSteps || sp >= kMaxExprStack - 1) return Read::Bad;
-        const uint8_t op = e[pc++];
-        uint64_t u = 0;
+        const uint8_t op = e[in.pc++];
+        uint64_t u = 0, a = 0, b = 0;
         int64_t s = 0;
         if (op >= 0x30 && op <= 0x4f) {  // lit0..lit31
             st[sp++] = op - 0x30;
-            continue;
-        }
-        if (op >= 0x70 && op <= 0x8f) {  // breg0..breg31
+        } else if (op >= 0x70 && op <= 0x8f) {  // breg0..breg31
             const int r = op - 0x70;
-            if (!sleb(s) || r >= kRegs || !f.has(r)) return Read::Bad;
+            if (!in.sleb(s) || r >= kRegs || !f.has(r)) return Read::Bad;
             st[sp++] = f.regs[r] + uint64_t(s);
-            continue;
-        }
-        auto pop = [&](uint64_t& v) {
-            if (sp == 0) return false;
-            v = st[--sp];
-            return true;
-        };
-        uint64_t a, b;
-        switch (op) {
-            case 0x06:    // deref
-            case 0x94: {  // deref_size
-                unsigned n = 8;
-                if (op == 0x94) {
-                    if (!fixed(1, u) || u == 0 || u > 8) return Read::Bad;
-                    n = unsigned(u);
-                }
+        } else if (op >= 0x08 && op <= 0x11) {  // const1u .. const8s, constu, consts
+            if (!constant(op, in, u)) return Read::Bad;
+            st[sp++] = u;
+        } else if (is_stack_op(op)) {
+            if (!stack_op(op, st, sp, in)) return Read::Bad;
+        } else if (is_binary_op(op)) {
+            if (!pop(b) || !pop(a) || !binary_op(op, a, b, u)) return Read::Bad;
+            st[sp++] = u;
+        } else if (op == 0x06 || op == 0x94) {  // deref, deref_size
+            unsigned n = 8;
+            if (op == 0x94) {
+                if (!in.fixed(1, u) || u == 0 || u > 8) return Read::Bad;
+                n = unsigned(u);
+            }
+            if (!pop(a)) return Read::Bad;
+            if (const Read r = mem.read(a, &b, n); r != Read::Ok) return r;
+            st[sp++] = b;
+        } else if (op == 0x23) {  // plus_uconst
+            if (sp == 0 || !in.uleb(u)) return Read::Bad;
+            st[sp - 1] += u;
+        } else if (op == 0x28 || op == 0x2f) {  // bra, skip
+            if (!in.fixed(2, u)) return Read::Bad;
+            if (op == 0x28) {
                 if (!pop(a)) return Read::Bad;
-                if (const Read r = mem.read(a, &b, n); r != Read::Ok) return r;
-                st[sp++] = b;
-                break;
+                if (a == 0) continue;
             }
-            case 0x08:  // const1u .. const8s
-            case 0x09:
-            case 0x0a:
-            case 0x0b:
-            case 0x0c:
-            case 0x0d:
-            case 0x0e:
-            case 0x0f: {
-                const unsigned n = 1u << ((op - 0x08) / 2);
-                if (!fixed(n, u)) return Read::Bad;
-                if ((op - 0x08) % 2 && n < 8) {  // signed: extend
-                    const unsigned bits = n * 8;
-                    if (u & (uint64_t(1) << (bits - 1))) u |= ~uint64_t(0) << bits;
-                }
-                st[sp++] = u;
-                break;
-            }
-            case 0x10:  // constu
-                if (!uleb(u)) return Read::Bad;
-                st[sp++] = u;
-                break;
-            case 0x11:  // consts
-                if (!sleb(s)) return Read::Bad;
-                st[sp++] = uint64_t(s);
-                break;
-            case 0x12:  // dup
-                if (sp == 0) return Read::Bad;
-                st[sp] = st[sp - 1];
-                sp++;
-                break;
-            case 0x13:  // drop
-                if (!pop(a)) return Read::Bad;
-                break;
-            case 0x14:  // over
-                if (sp < 2) return Read::Bad;
-                st[sp] = st[sp - 2];
-                sp++;
-                break;
-            case 0x15:  // pick
-                if (!fixed(1, u) || u >= uint64_t(sp)) return Read::Bad;
-                st[sp] = st[sp - 1 - int(u)];
-                sp++;
-                break;
-            case 0x16:  // swap
-                if (sp < 2) return Read::Bad;
-                std::swap(st[sp - 1], st[sp - 2]);
-                break;
-            case 0x17:  // rot
-                if (sp < 3) return Read::Bad;
-                a = st[sp - 1];
-                st[sp - 1] = st[sp - 2];
-                st[sp - 2] = st[sp - 3];
-                st[sp - 3] = a;
-                break;
-            case 0x19:  // abs
-                if (sp == 0) return Read::Bad;
-                if (int64_t(st[sp - 1]) < 0) st[sp - 1] = -st[sp - 1];
-                break;
-            case 0x1f:  // neg
-                if (sp == 0) return Read::Bad;
-                st[sp - 1] = -st[sp - 1];
-                break;
-            case 0x20:  // not
-                if (sp == 0) return Read::Bad;
-                st[sp - 1] = ~st[sp - 1];
-                break;
-            case 0x23:  // plus_uconst
-                if (sp == 0 || !uleb(u)) return Read::Bad;
-                st[sp - 1] += u;
-                break;
-            case 0x1a:    // and
-            case 0x1b:    // div
-            case 0x1c:    // minus
-            case 0x1d:    // mod
-            case 0x1e:    // mul
-            case 0x21:    // or
-            case 0x22:    // plus
-            case 0x24:    // shl
-            case 0x25:    // shr
-            case 0x26:    // shra
-            case 0x27:    // xor
-            case 0x29:    // eq
-            case 0x2a:    // ge
-            case 0x2b:    // gt
-            case 0x2c:    // le
-            case 0x2d:    // lt
-            case 0x2e: {  // ne
-                if (!pop(b) || !pop(a)) return Read::Bad;
-                const int64_t sa = int64_t(a), sb = int64_t(b);
-                uint64_t r = 0;
-                switch (op) {
-                    case 0x1a:
-                        r = a & b;
-                        break;
-                    case 0x1b:
-                        if (sb == 0 || (sa == INT64_MIN && sb == -1)) return Read::Bad;
-                        r = uint64_t(sa / sb);
-                        break;
-                    case 0x1c:
-                        r = a - b;
-                        break;
-                    case 0x1d:
-                        if (b == 0) return Read::Bad;
-                        r = a % b;
-                        break;
-                    case 0x1e:
-                        r = a * b;
-                        break;
-                    case 0x21:
-                        r = a | b;
-                        break;
-                    case 0x22:
-                        r = a + b;
-                        break;
-                    case 0x24:
-                        r = b >= 64 ? 0 : a << b;
-                        break;
-                    case 0x25:
-                        r = b >= 64 ? 0 : a >> b;
-                        break;
-                    case 0x26:
-                        r = uint64_t(b >= 64 ? (sa < 0 ? -1 : 0) : sa >> b);
-                        break;
-                    case 0x27:
-                        r = a ^ b;
-                        break;
-                    case 0x29:
-                        r = sa == sb;
-                        break;
-                    case 0x2a:
-                        r = sa >= sb;
-                        break;
-                    case 0x2b:
-                        r = sa > sb;
-                        break;
-                    case 0x2c:
-                        r = sa <= sb;
-                        break;
-                    case 0x2d:
-                        r = sa < sb;
-                        break;
-                    case 0x2e:
-                        r = sa != sb;
-                        break;
-                }
-                st[sp++] = r;
-                break;
-            }
-            case 0x28:    // bra
-            case 0x2f: {  // skip
-                if (!fixed(2, u)) return Read::Bad;
-                const int16_t off = int16_t(u);
-                if (op == 0x28) {
-                    if (!pop(a)) return Read::Bad;
-                    if (a == 0) break;
-                }
-                const int64_t to = int64_t(pc) + off;
-                if (to < 0 || uint64_t(to) > e.size()) return Read::Bad;
-                pc = size_t(to);
-                break;
-            }
-            case 0x92: {  // bregx
-                if (!uleb(u) || !sleb(s) || u >= kRegs || !f.has(int(u))) return Read::Bad;
-                st[sp++] = f.regs[u] + uint64_t(s);
-                break;
-            }
-            case 0x96:  // nop
-                break;
-            default:  // registers as locations, pieces, calls, TLS...: not in CFI we can use
-                return Read::Bad;
+            const int64_t to = int64_t(in.pc) + int16_t(u);
+            if (to < 0 || uint64_t(to) > e.size()) return Read::Bad;
+            in.pc = size_t(to);
+        } else if (op == 0x92) {  // bregx
+            if (!in.uleb(u) || !in.sleb(s) || u >= kRegs || !f.has(int(u))) return Read::Bad;
+            st[sp++] = f.regs[u] + uint64_t(s);
+        } else if (op != 0x96) {  // nop; else registers as locations, pieces, calls, TLS...
+            return Read::Bad;     // not in CFI we can use
         }
     }
     if (sp == 0) return Read::Bad;
