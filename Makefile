@@ -223,6 +223,7 @@ e2e: $(BIN) $(WORKLOADS)
 # The builds use every core (CI calls a plain `make test`); the tests themselves run one at a time.
 JOBS ?= $(shell nproc)
 test: deps
+	@$(MAKE) --no-print-directory layers
 	@$(MAKE) --no-print-directory -j$(JOBS) all $(BUILD)/unit_tests
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory -j$(JOBS) $(FUZZ_UNIT) $(FUZZ_BINS) build/fixtures/.ok

@@ -92,7 +92,7 @@ static int run(int argc, char** argv) {
                 std::printf("perf-prof %s\n", PERF_PROF_VERSION);
                 return 0;
             case cli::Action::HelpWord:
-                return cli::run_help_word(p.opt, p.profiler);
+                return cli::run_help_word(p.opt, p.profiler, all_profilers());
             case cli::Action::Symbols:
                 return sym::run_pprof_symbols(p.opt.symbols);
             case cli::Action::Run:

@@ -35,7 +35,8 @@ std::string help_word_text(const Options& opt, const ProfilerInfo* profiler,
     return out;
 }
 
-int run_help_word(const Options& opt, const ProfilerInfo* profiler) {
+int run_help_word(const Options& opt, const ProfilerInfo* profiler,
+                  const std::vector<const ProfilerInfo*>& profilers) {
     // SPEC §1.10 step 1 printed nothing and exited 0: `perf-prof profile help` looked broken.
     if (opt.events.empty()) {
         const std::string name = profiler ? profiler->name : "";
@@ -46,7 +47,7 @@ int run_help_word(const Options& opt, const ProfilerInfo* profiler) {
                       : std::string("'perf-prof -h' lists the profilers")));
     }
     // Built whole before printing: an error in the third event leaves stdout untouched.
-    std::string text = help_word_text(opt, profiler, all_profilers());
+    std::string text = help_word_text(opt, profiler, profilers);
     std::fwrite(text.data(), 1, text.size(), stdout);
     std::fflush(stdout);
     return 0;

@@ -18,8 +18,9 @@ namespace perfprof::cli {
 std::string help_word_text(const Options& opt, const ProfilerInfo* profiler,
                            const std::vector<const ProfilerInfo*>& registry);
 
-// Prints help_word_text(opt, profiler, all_profilers()) on stdout; returns the exit status (0).
+// Prints help_word_text(opt, profiler, profilers) on stdout; returns the exit status (0).
 // Without -e, throws Error::usage saying how the word is used.
-int run_help_word(const Options& opt, const ProfilerInfo* profiler);
+int run_help_word(const Options& opt, const ProfilerInfo* profiler,
+                  const std::vector<const ProfilerInfo*>& profilers);
 
 }  // namespace perfprof::cli
