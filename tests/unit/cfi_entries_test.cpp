@@ -1,5 +1,5 @@
 // lib/unwind/cfi_entries: the reader of a call-frame section's encodings and the headers of its
-// entries, on hand-built bytes (the compiled rows are cfi_table_test's).
+// entries, on hand-built bytes (the compiled rows are cfi_program_test's).
 #include "unwind/cfi_entries.h"
 
 #include <gtest/gtest.h>
