@@ -173,7 +173,9 @@ public:
             // The heap agent goes in with the command (LD_PRELOAD); the eBPF fallback, when it
             // cannot, is attached before the command runs.
             serve::HeapTarget& h = heap_target(workload_->pid(), perf::command_path(opt.workload.front()));
-            h.launch(o_.heap);
+            h.launch(o_.heap, [this](const std::string& name, const std::string& value) {
+                return workload_->set_exec_env(name, value);
+            });
             if (o_.heap && !h.has_agent()) h.attach();
             workload_->release();
             if (o_.heap) h.attach();

@@ -83,8 +83,8 @@ public:
     virtual void wall(uint64_t perf_time, std::string& out) = 0;  // appends WALL(ev), 26 characters
     // WALL(ev) as CLOCK_REALTIME ns: ages on the wall clock (kmemleak --than).
     virtual int64_t realtime(uint64_t perf_time) = 0;
-    virtual FILE* out() = 0;                                      // stdout, or the -o file
-    virtual const filter::EvalHooks* eval_hooks() = 0;            // comm_get, syscall_name, ... for EXPRs
+    virtual FILE* out() = 0;                            // stdout, or the -o file
+    virtual const filter::EvalHooks* eval_hooks() = 0;  // comm_get, syscall_name, ... for EXPRs
     // The threads the session is attached to (-p, -t, a workload), ascending; empty on CPUs.
     virtual const std::vector<int>& threads() const = 0;
     // The number of CPUs the session watches (-C ∩ online): its rings when not on threads().
@@ -95,6 +95,10 @@ public:
     virtual bool tsc_time() const = 0;
     // The session's symbolizer: stack printers and outputs symbolize through it.
     virtual sym::Symbolizer& symbolizer() = 0;
+    // Sets NAME=VALUE in the environment the command the session launched is exec'd with
+    // (kmemleak --user's agent: LD_PRELOAD and its channel). True only when `pid` is that
+    // command and it has not been released yet (profilers are made before the release).
+    virtual bool set_exec_env(int pid, const std::string& name, const std::string& value) = 0;
 };
 
 class Profiler {

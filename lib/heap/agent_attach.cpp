@@ -11,7 +11,6 @@
 #include "heap/injector.h"
 #include "perf-prof/error.h"
 #include "perf/proc_tasks.h"
-#include "perf/workload.h"
 
 namespace perfprof::heap {
 
@@ -46,8 +45,8 @@ std::string agent_unusable_here(const std::string& command_path, int pid) {
 }
 
 void note_ebpf_fallback(const std::string& who, const std::string& why) {
-    std::fprintf(stderr, "perf-prof: %s: %s: using eBPF uprobes (about 5 \u00b5s per allocator call)\n", who.c_str(),
-                 why.c_str());
+    std::fprintf(stderr, "perf-prof: %s: %s: using eBPF uprobes (about 5 \u00b5s per allocator call)\n",
+                 who.c_str(), why.c_str());
 }
 
 AgentLink::AgentLink(int pid, const AgentSettings& s) : pid_(pid) {
@@ -72,7 +71,7 @@ AgentLink::~AgentLink() {
     detach();
 }
 
-std::unique_ptr<AgentLink> AgentLink::launch(int pid, const AgentSettings& s) {
+std::unique_ptr<AgentLink> AgentLink::launch(int pid, const AgentSettings& s, const SetExecEnv& set_env) {
     const std::string agent = agent_library();
     if (agent.empty()) throw Error("no perf-prof-heap.so beside perf-prof");
     std::unique_ptr<AgentLink> l(new AgentLink(pid, s));
@@ -80,8 +79,7 @@ std::unique_ptr<AgentLink> AgentLink::launch(int pid, const AgentSettings& s) {
     // tcmalloc too, which it reaches with RTLD_NEXT).
     const char* user = std::getenv("LD_PRELOAD");
     const std::string preload = user && *user ? agent + ":" + user : agent;
-    if (!perf::Workload::set_exec_env(pid, PPH_ENV, l->ch_->path()) ||
-        !perf::Workload::set_exec_env(pid, "LD_PRELOAD", preload))
+    if (!set_env || !set_env(PPH_ENV, l->ch_->path()) || !set_env("LD_PRELOAD", preload))
         throw Error("process " + std::to_string(pid) + " is no command perf-prof launches");
     return l;
 }
@@ -90,11 +88,13 @@ std::unique_ptr<AgentLink> AgentLink::inject(int pid, const AgentSettings& s) {
     const std::string agent = agent_library();
     if (agent.empty()) throw Error("no perf-prof-heap.so beside perf-prof");
     std::unique_ptr<AgentLink> l(new AgentLink(pid, s));
-    const int rc = call_in_process(pid, agent, "perfprof_heap_attach", l->ch_->path(), nullptr, kCallTimeoutMs);
+    const int rc =
+        call_in_process(pid, agent, "perfprof_heap_attach", l->ch_->path(), nullptr, kCallTimeoutMs);
     if (rc != 0) {
         const std::string why = l->ch_->error();
         l->detached_ = true;  // nothing attached: nothing to restore
-        throw Error("the agent could not attach: " + (why.empty() ? "it returned " + std::to_string(rc) : why));
+        throw Error("the agent could not attach: " +
+                    (why.empty() ? "it returned " + std::to_string(rc) : why));
     }
     l->injected_ = true;
     l->state();  // unlinks the file

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -21,6 +22,11 @@ struct AgentSettings {
     bool exit_scan = false;  // the agent waits at exit for the leak scan (kmemleak --user)
 };
 
+// Sets NAME=VALUE in the environment a launched command is exec'd with; false when the
+// command cannot take it (not one perf-prof launched, or released already). The session's
+// Context::set_exec_env, or serve's own perf::Workload.
+using SetExecEnv = std::function<bool(const std::string& name, const std::string& value)>;
+
 // The agent beside the running perf-prof (perf-prof-heap.so in /proc/self/exe's folder); ""
 // when it is not there.
 std::string agent_library();
@@ -34,9 +40,10 @@ std::string agent_unusable_here(const std::string& command_path, int pid);
 class AgentLink final : public AgentSource {
 public:
     // A command perf-prof launched and has not released yet (process `pid`, waiting to exec):
-    // its channel, and its exec environment (PERFPROF_HEAP_CHANNEL, the agent appended to
-    // LD_PRELOAD). The agent attaches when the command starts. Throws Error.
-    static std::unique_ptr<AgentLink> launch(int pid, const AgentSettings& s);
+    // its channel, and its exec environment, set through `set_env` (PERFPROF_HEAP_CHANNEL,
+    // the agent prepended to LD_PRELOAD). The agent attaches when the command starts. Throws
+    // Error.
+    static std::unique_ptr<AgentLink> launch(int pid, const AgentSettings& s, const SetExecEnv& set_env);
     // A running process: the agent injected and attached; throws Error with the reason.
     static std::unique_ptr<AgentLink> inject(int pid, const AgentSettings& s);
     ~AgentLink() override;  // detaches

@@ -1,10 +1,10 @@
 #include "heap/user_heap.h"
 
-#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -103,8 +103,8 @@ public:
         if (opt.flame_graph_given)
             flame_ = std::make_unique<stack::FlameGraph>(&printer_, opt.flame_graph, "bytes");
         if (opt.pprof_given) {
-            pprof_ = std::make_unique<stack::PprofStacks>(opt.pprof, printer_,
-                                                          stack::PprofStacks::Kind::heap(int64_t(o_.rate ? o_.rate : 1)));
+            pprof_ = std::make_unique<stack::PprofStacks>(
+                opt.pprof, printer_, stack::PprofStacks::Kind::heap(int64_t(o_.rate ? o_.rate : 1)));
         }
         start_ns_ = core::monotonic_now_ns();
 
@@ -114,7 +114,11 @@ public:
             if (why.empty()) {
                 const AgentSettings s{o_.rate, o_.rate == 0};
                 try {
-                    std::unique_ptr<AgentLink> link = launched_ ? AgentLink::launch(tgid_, s) : AgentLink::inject(tgid_, s);
+                    const SetExecEnv set_env = [this](const std::string& name, const std::string& value) {
+                        return ctx_.set_exec_env(tgid_, name, value);
+                    };
+                    std::unique_ptr<AgentLink> link =
+                        launched_ ? AgentLink::launch(tgid_, s, set_env) : AgentLink::inject(tgid_, s);
                     link_ = link.get();
                     agent_ = std::make_unique<AgentHeap>(std::move(link), 2, [this] { tick(); });
                     src_ = agent_.get();
@@ -129,8 +133,8 @@ public:
         if (!agent_) {
             if (opt.dwarf_stack)
                 throw Error::usage(
-                    "kmemleak --user: --call-graph dwarf needs the agent (its stacks are walked with CFI); the "
-                    "eBPF path reads frame-pointer stacks only" +
+                    "kmemleak --user: --call-graph dwarf needs the agent (its stacks are walked with CFI); "
+                    "the eBPF path reads frame-pointer stacks only" +
                     (why.empty() ? std::string() : ": " + why));
             if (o_.probes == HeapProbesKind::Auto) note_ebpf_fallback("kmemleak --user", why);
             start_probes(alloc_, true);
@@ -453,6 +457,7 @@ private:
         out += "\n";
         auto groups = [&](const std::map<uint64_t, StackTotals>& sums) {
             std::vector<LeakGroup> g;
+            g.reserve(sums.size());
             for (const auto& [key, sum] : sums)
                 g.push_back({src_->chain(key), sum.bytes, sum.objects, uint32_t(tgid_), {}});
             return g;
@@ -484,7 +489,8 @@ private:
 
     // The picture (leaked bytes by stack; sampled: the bytes in use) and the heap profile,
     // from the last report.
-    void record_outputs(const std::map<uint64_t, StackTotals>& pictured, const std::map<uint64_t, StackTotals>& in_use) {
+    void record_outputs(const std::map<uint64_t, StackTotals>& pictured,
+                        const std::map<uint64_t, StackTotals>& in_use) {
         const std::string comm(ctx_.comm(uint32_t(tgid_)));
         if (flame_) {
             std::string folded;
@@ -493,7 +499,10 @@ private:
                 folded.clear();
                 if (!printer_.fold(c.data(), c.size(), uint32_t(tgid_), folded)) continue;
                 if (!folded.empty() && folded.back() == ';') folded.pop_back();
-                flame_->add(comm + ";" + folded, sum.bytes);
+                std::string line = comm;
+                line += ';';
+                line += folded;
+                flame_->add(line, sum.bytes);
             }
         }
         if (pprof_) {
@@ -521,7 +530,7 @@ private:
     Allocator alloc_;
     std::unique_ptr<stack::FlameGraph> flame_;
     std::unique_ptr<stack::PprofStacks> pprof_;
-    std::mutex mu_;  // reports come from the session's thread and the agent's drain thread
+    std::mutex mu_;              // reports come from the session's thread and the agent's drain thread
     HeapSource* src_ = nullptr;  // probes_ or agent_
     std::unique_ptr<HeapProbes> probes_;
     std::unique_ptr<ContinueGuard> guard_;

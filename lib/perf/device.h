@@ -48,6 +48,8 @@ public:
     virtual int cpu_count() const = 0;
     virtual bool tsc_time() const = 0;
     virtual sym::Symbolizer& symbolizer() = 0;  // the session's, for every device
+    // The launched command's exec environment (Context::set_exec_env).
+    virtual bool set_exec_env(int pid, const std::string& name, const std::string& value) = 0;
 
 protected:
     ~SessionServices() = default;
@@ -70,6 +72,9 @@ struct Device final : Context {
     int cpu_count() const override { return services.cpu_count(); }
     bool forwarding() const override { return parent != nullptr; }
     bool tsc_time() const override { return services.tsc_time(); }
+    bool set_exec_env(int pid, const std::string& name, const std::string& value) override {
+        return services.set_exec_env(pid, name, value);
+    }
 
     int event_of(uint64_t id) const {
         auto it = ids.find(id);

@@ -75,6 +75,10 @@ int Session::cpu_count() const {
     return opener_ ? opener_->cpu_count() : 0;
 }
 
+bool Session::set_exec_env(int pid, const std::string& name, const std::string& value) {
+    return workload_ && workload_->pid() == pid && workload_->set_exec_env(name, value);
+}
+
 int Session::run() {
     // The workload is forked first, so it keeps the original stdout/stderr (SPEC §1.6, §10 #22)
     // and inherits none of our event fds.

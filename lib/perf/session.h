@@ -46,6 +46,7 @@ public:
     int cpu_count() const override;
     bool tsc_time() const override { return clock_->tsc(); }
     sym::Symbolizer& symbolizer() override { return symbols_; }
+    bool set_exec_env(int pid, const std::string& name, const std::string& value) override;
 
 private:
     void redirect_output();

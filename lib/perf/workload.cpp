@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdint>
 #include <csignal>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -19,14 +19,6 @@ extern char** environ;
 namespace perfprof::perf {
 
 namespace {
-
-// The workloads not released yet, for set_exec_env: kmemleak --user adds to the environment of
-// a command the session holds, by pid. Process-wide state that stays, used from the session's
-// thread only; a session service reaching its Workload would replace it (ARCHITECTURE.md).
-std::vector<Workload*>& waiting() {
-    static std::vector<Workload*> w;
-    return w;
-}
 
 // Room for the environment sent with the release, and for entries it adds.
 constexpr size_t kEnvBytes = 64 * 1024, kEnvExtra = 16;
@@ -134,7 +126,8 @@ Workload::Workload(const std::vector<std::string>& argv) : name_(argv.at(0)) {
                     replaced |= same_name(environ[i], env_buf_.data() + off);
                 if (!replaced) envp_[k++] = environ[i];
             }
-            for (size_t off = 0; off < len && k + 1 < envp_.size(); off += std::strlen(env_buf_.data() + off) + 1)
+            for (size_t off = 0; off < len && k + 1 < envp_.size();
+                 off += std::strlen(env_buf_.data() + off) + 1)
                 envp_[k++] = env_buf_.data() + off;
             envp_[k] = nullptr;
             envp = envp_.data();
@@ -154,23 +147,18 @@ Workload::Workload(const std::vector<std::string>& argv) : name_(argv.at(0)) {
     ssize_t r;
     do r = ::read(status_.get(), &ready, 1);
     while (r < 0 && errno == EINTR);
-    waiting().push_back(this);
 }
 
-bool Workload::set_exec_env(pid_t pid, const std::string& name, const std::string& value) {
-    for (Workload* w : waiting()) {
-        if (w->pid_ != pid || !w->go_) continue;
-        std::string def = name + "=" + value;
-        if (w->env_.size() + def.size() + 1 >= kEnvBytes) return false;
-        w->env_ += def;
-        w->env_ += '\0';
-        return true;
-    }
-    return false;
+bool Workload::set_exec_env(const std::string& name, const std::string& value) {
+    if (!go_) return false;  // released
+    std::string def = name + "=" + value;
+    if (env_.size() + def.size() + 1 >= kEnvBytes) return false;
+    env_ += def;
+    env_ += '\0';
+    return true;
 }
 
 void Workload::release() {
-    std::erase(waiting(), this);
     std::string msg(1, env_.empty() ? 1 : 2);
     if (!env_.empty()) {
         const uint32_t len = uint32_t(env_.size());
@@ -204,7 +192,6 @@ bool Workload::reap() {
 }
 
 Workload::~Workload() {
-    std::erase(waiting(), this);
     if (pid_ <= 0 || reap()) return;
     go_.reset();  // a child never released exits on EOF
     ::kill(pid_, SIGTERM);

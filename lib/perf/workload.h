@@ -26,9 +26,9 @@ public:
 
     pid_t pid() const { return pid_; }
     // Sets NAME=VALUE in the environment the command is exec'd with (replacing the inherited
-    // one), for the workload of pid `pid` not released yet; false when there is none. The text
-    // goes to the waiting child with the release: it allocates nothing.
-    static bool set_exec_env(pid_t pid, const std::string& name, const std::string& value);
+    // one); false once released (or when the room for it is full). The text goes to the
+    // waiting child with the release: it allocates nothing.
+    bool set_exec_env(const std::string& name, const std::string& value);
     // Lets the child exec; throws Error when the exec fails.
     void release();
     // Reaps the child if it exited (non-blocking). True once it has exited.

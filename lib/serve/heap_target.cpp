@@ -63,10 +63,10 @@ HeapTarget::HeapTarget(int pid, const HeapSettings& s, std::string command_path)
 
 HeapTarget::~HeapTarget() = default;
 
-void HeapTarget::launch(bool growth_now) {
+void HeapTarget::launch(bool growth_now, const heap::SetExecEnv& set_env) {
     if (!heap::agent_unusable_here(command_path_, 0).empty()) return;
     try {
-        std::unique_ptr<heap::AgentLink> link = heap::AgentLink::launch(pid_, {s_.rate, false});
+        std::unique_ptr<heap::AgentLink> link = heap::AgentLink::launch(pid_, {s_.rate, false}, set_env);
         link_ = link.get();
         agent_ = std::make_unique<heap::AgentHeap>(std::move(link));
         if (growth_now) attach_growth();
@@ -175,7 +175,8 @@ std::string HeapTarget::heap_text() {
     std::vector<output::HeapRecord> records;
     src_->poll();
     for (const auto& [key, u] : usage(*src_))
-        records.push_back({u.inuse.objects, u.inuse.bytes, u.alloc.objects, u.alloc.bytes, addrs_of(*src_, key)});
+        records.push_back(
+            {u.inuse.objects, u.inuse.bytes, u.alloc.objects, u.alloc.bytes, addrs_of(*src_, key)});
     return output::heap_profile_text(std::move(records), s_.rate,
                                      core::read_file_or_empty(proc_path(pid_, "maps")));
 }

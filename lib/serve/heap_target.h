@@ -3,12 +3,14 @@
 // else the eBPF heap profiler (heap/heap_probes.h), attached on the first heap request with
 // sampling as tcmalloc and Go sample, and removed when no heap request came for a while or the
 // target is gone. /pprof/growth (the stacks that grow the heap with brk and mmap) stays on the
-// eBPF program's growth tracepoints, attached with the agent (without its allocator probes). Answers in gperftools' heap profile
-// text (`heap profile: … @ heap_v2/RATE`, pprof unsamples it) and as Go's net/http/pprof heap
-// and allocs profile.proto (unsampled here, as Go's runtime does).
+// eBPF program's growth tracepoints, attached with the agent (without its allocator probes).
+// Answers in gperftools' heap profile text (`heap profile: … @ heap_v2/RATE`, pprof unsamples
+// it) and as Go's net/http/pprof heap and allocs profile.proto (unsampled here, as Go's runtime
+// does).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -22,7 +24,7 @@ class AgentHeap;
 class AgentLink;
 class HeapProbes;
 class HeapSource;
-}
+}  // namespace perfprof::heap
 
 namespace perfprof::serve {
 
@@ -40,11 +42,12 @@ public:
     HeapTarget(const HeapTarget&) = delete;
     HeapTarget& operator=(const HeapTarget&) = delete;
 
-    // A command serve launched, not released yet: the agent goes into it with LD_PRELOAD and
-    // records (sampled) from its start; attach() then only takes it up. Nothing when the agent
-    // cannot be used (attach() falls back to eBPF then). `growth_now`: the growth tracepoints
-    // too, before the command runs (serve --heap).
-    void launch(bool growth_now);
+    // A command serve launched, not released yet: the agent goes into it with LD_PRELOAD (set
+    // through `set_env`, the command's exec environment: heap::SetExecEnv) and records
+    // (sampled) from its start; attach() then only takes it up. Nothing when the agent cannot
+    // be used (attach() falls back to eBPF then). `growth_now`: the growth tracepoints too,
+    // before the command runs (serve --heap).
+    void launch(bool growth_now, const std::function<bool(const std::string&, const std::string&)>& set_env);
     bool has_agent() const { return agent_ != nullptr; }
     // Attaches the probes unless attached. Throws Error (no known allocator, process gone, eBPF
     // refused) with a message for the client.
@@ -74,9 +77,9 @@ private:
     int pid_;
     HeapSettings s_;
     std::string command_path_;
-    heap::HeapSource* src_ = nullptr;          // agent_ or probes_, once attached
-    std::unique_ptr<heap::AgentHeap> agent_;   // the agent's channel, drained by its own thread
-    heap::AgentLink* link_ = nullptr;          // agent_'s
+    heap::HeapSource* src_ = nullptr;           // agent_ or probes_, once attached
+    std::unique_ptr<heap::AgentHeap> agent_;    // the agent's channel, drained by its own thread
+    heap::AgentLink* link_ = nullptr;           // agent_'s
     std::unique_ptr<heap::HeapProbes> probes_;  // eBPF: the fallback
     std::unique_ptr<heap::HeapProbes> growth_;  // eBPF growth probes (/pprof/growth)
     int64_t last_use_ns_ = 0;

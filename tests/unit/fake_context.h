@@ -41,6 +41,7 @@ public:
     bool forwarding() const override { return false; }
     bool tsc_time() const override { return false; }
     sym::Symbolizer& symbolizer() override { return symbols_; }
+    bool set_exec_env(int, const std::string&, const std::string&) override { return false; }
 
     // What was printed since the last call.
     std::string take() {

@@ -19,7 +19,7 @@ namespace {
 std::string run_and_read(const std::string& script, const std::string& out,
                          const std::vector<std::pair<std::string, std::string>>& env) {
     Workload w({"/bin/sh", "-c", script});
-    for (const auto& [k, v] : env) EXPECT_TRUE(Workload::set_exec_env(w.pid(), k, v));
+    for (const auto& [k, v] : env) EXPECT_TRUE(w.set_exec_env(k, v));
     w.release();
     for (int i = 0; i < 5000 && !w.reap(); i++) ::usleep(1000);
     EXPECT_TRUE(w.exited());
@@ -52,8 +52,15 @@ TEST(WorkloadEnv, WithoutAnythingSetTheEnvironmentIsInherited) {
 }
 
 TEST(WorkloadEnv, OnlyAWaitingWorkloadTakesIt) {
-    EXPECT_FALSE(Workload::set_exec_env(::getpid(), "X", "1"));
     Workload w({"/bin/true"});
+    EXPECT_TRUE(w.set_exec_env("X", "1"));
     w.release();
-    EXPECT_FALSE(Workload::set_exec_env(w.pid(), "X", "1"));  // released already
+    EXPECT_FALSE(w.set_exec_env("X", "1"));  // released already
+}
+
+TEST(WorkloadEnv, MoreThanTheChildsRoomIsRefused) {
+    Workload w({"/bin/true"});
+    EXPECT_FALSE(w.set_exec_env("X", std::string(64 * 1024, 'a')));
+    EXPECT_TRUE(w.set_exec_env("X", "1"));  // what fits still goes
+    w.release();
 }
