@@ -308,8 +308,8 @@ private:
         env_.hist = own.hist;
         env_.verbose = opt.verbose;
         if (stacks) {
-            printer_ = std::make_unique<stack::Printer>(ctx_.symbolizer(), opt.kernel_callchain.value_or(true),
-                                                        opt.user_callchain.value_or(false));
+            printer_ = std::make_unique<stack::Printer>(
+                ctx_.symbolizer(), opt.kernel_callchain.value_or(true), opt.user_callchain.value_or(false));
             env_.printer = printer_.get();
         }
         if (!own.detail) return;
@@ -476,6 +476,8 @@ const ProfilerInfo multi_trace_info = {
             "    perf-prof multi-trace -e 'sched:sched_wakeup,sched:sched_wakeup_new' \\",
             "        -e 'sched:sched_switch//key=next_pid/' -k pid --order --than 4ms",
             "    perf-prof multi-trace -e syscalls:sys_enter_read -e syscalls:sys_exit_read -p 1234 --perins",
+            // One help line, longer than the source's: two literals joined on purpose.
+            // NOLINTNEXTLINE(bugprone-suspicious-missing-comma)
             "    perf-prof multi-trace -e raw_syscalls:sys_enter -e raw_syscalls:sys_exit --impl syscalls -- "
             "ls",
             "    perf-prof multi-trace -e A -e B --than 1ms --detail=samecpu,-100us,+100us --order",

@@ -459,6 +459,8 @@ const ProfilerInfo serve_info = {
             "    processes that link neither: CPU profiles (perf_event_open), heap profiles (the",
             "    heap agent perf-prof-heap.so in the process, preloaded into the command launched or",
             "    injected on the first heap request, else uprobes on the allocator; sampled as",
+            // One help line, longer than the source's: two literals joined on purpose.
+            // NOLINTNEXTLINE(bugprone-suspicious-missing-comma)
             "    tcmalloc and Go sample), symbols and command lines. By default only the processes named "
             "with -p",
             "    or the command launched are served, on 127.0.0.1; --all serves every process",

@@ -218,7 +218,7 @@ private:
         // The options usable here, for "did you mean".
         std::vector<std::string> usable;
         for (const auto& [o, r] : rows_)
-            if (*r->long_name) usable.push_back(r->long_name);
+            if (*r->long_name) usable.emplace_back(r->long_name);
         return unknown_option_message(w, registry_, usable, profiler_ ? profiler_->name : nullptr,
                                       see(profiler_));
     }
@@ -305,7 +305,8 @@ Parsed parse(const std::vector<std::string>& args, const std::vector<const Profi
         if (rest.front() == "--")
             throw Error::usage("a profiler must come before the workload (see 'perf-prof -h')");
         std::vector<std::string> names;
-        for (const ProfilerInfo* p : registry) names.push_back(p->name);
+        names.reserve(registry.size());
+        for (const ProfilerInfo* p : registry) names.emplace_back(p->name);
         const std::string guess = core::nearest(rest.front(), names);
         throw Error::usage("unknown profiler '" + rest.front() + "'" +
                            (guess.empty() ? "" : " (did you mean '" + guess + "'?)") +

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <ranges>
 
 #include "perf/record.h"
 #include "sym/symbolizer.h"
@@ -244,7 +245,7 @@ void Dispatcher::finish() {
         read_overwrite();
         if (orderer_) flush_ordered(true);
     }
-    for (auto it = devices_.rbegin(); it != devices_.rend(); ++it) (*it)->profiler->finish();
+    for (auto& d : std::views::reverse(devices_)) d->profiler->finish();
     if (opt_.verbose > 0 && unwinder_.samples()) {
         const unwind::UnwindStats& u = unwinder_.stats();
         std::printf(

@@ -31,7 +31,7 @@ char task_state(int tid) {
     buf[n] = '\0';
     // The state follows the name, which is in parentheses and may hold any character.
     const char* paren = std::strrchr(buf, ')');
-    return paren && paren[1] == ' ' ? paren[2] : 0;
+    return paren && paren[1] == ' ' ? paren[2] : '\0';
 }
 
 bool task_alive(int tid) {

@@ -78,6 +78,7 @@ Workload::Workload(const std::vector<std::string>& argv) : name_(argv.at(0)) {
     core::Fd st_r(status[0]), st_w(status[1]);
 
     std::vector<char*> args;
+    args.reserve(argv.size() + 1);
     for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
     size_t nenv = 0;

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <linux/perf_event.h>
-#include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -119,7 +118,7 @@ private:
 // serve's (its listening socket and connections must close when serve closes them).
 [[noreturn]] void child_main(const CpuRequest& r, int data, int messages) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    const int null = ::open("/dev/null", O_RDONLY);
+    const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);  // dup2 clears it on fd 0
     if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(messages, 1) < 0 || ::dup2(messages, 2) < 0 ||
         ::dup2(data, kDataFd) < 0)
         ::_exit(120);

@@ -28,7 +28,7 @@ void put(std::string& key, const void* p, size_t n) {
 }  // namespace
 
 std::unique_ptr<PprofStacks> PprofStacks::from_options(const Options& opt, const char* profiler,
-                                                       Printer* printer, Kind kind) {
+                                                       Printer* printer, const Kind& kind) {
     if (!opt.pprof_given) return nullptr;
     if (!opt.call_graph) throw Error::usage(std::string(profiler) + ": --pprof needs -g (stacks)");
     // trace with nested profilers only: none of its own events records a stack.

@@ -57,7 +57,7 @@ public:
     // --pprof of `profiler`: nullptr when not given, a usage error without -g. `printer` (the
     // profiler's, which must outlive the output) is used when -g is given.
     static std::unique_ptr<PprofStacks> from_options(const Options& opt, const char* profiler,
-                                                     Printer* printer, Kind kind);
+                                                     Printer* printer, const Kind& kind);
     // Throws Error when `path` cannot be created: found at start-up, not after the run.
     PprofStacks(std::string path, Printer& printer, Kind kind);
     // A profile kept in memory (serve): encoded by gzipped(), never written by finish().

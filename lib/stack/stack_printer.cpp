@@ -2,6 +2,7 @@
 
 #include <linux/perf_event.h>
 
+#include <ranges>
 #include <vector>
 
 #include "perf-prof/sample.h"
@@ -175,8 +176,8 @@ bool Printer::fold(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& 
     frames.reserve(nr);
     leaf_first(ips, nr, frames);
     if (frames.empty()) return false;
-    for (auto it = frames.rbegin(); it != frames.rend(); ++it) {
-        const FrameKind kind = folded_name(*it, pid, out);
+    for (const ChainFrame& f : std::views::reverse(frames)) {
+        const FrameKind kind = folded_name(f, pid, out);
         out += ';';
         if (kinds) *kinds += static_cast<char>(kind);
     }

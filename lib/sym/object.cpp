@@ -17,8 +17,8 @@
 //
 // Duplicates (same start): the table keeps one entry per (start, name); among entries with the
 // same start, find() returns the preferred one: a function (FUNC/IFUNC) over other types, then
-// the larger size, then the one met first (.symtab before .dynsym, then MiniDebugInfo).#include
-// "sym/object.h"
+// the larger size, then the one met first (.symtab before .dynsym, then MiniDebugInfo).
+#include "sym/object.h"
 
 #include <sys/stat.h>
 
@@ -255,9 +255,15 @@ private:
     std::vector<std::string> debug_files(Elf* binary) const {
         std::vector<std::string> out;
         const std::string& root = debug_root_;
-        if (build_id_.size() > 2)
-            out.push_back(root + "/.build-id/" + build_id_.substr(0, 2) + "/" + build_id_.substr(2) +
-                          ".debug");
+        if (build_id_.size() > 2) {
+            std::string by_id = root;
+            by_id += "/.build-id/";
+            by_id.append(build_id_, 0, 2);
+            by_id += '/';
+            by_id.append(build_id_, 2);
+            by_id += ".debug";
+            out.push_back(std::move(by_id));
+        }
         const std::string link = binary ? debuglink(binary) : std::string();
         if (!link.empty()) {
             const std::string dir = path_.substr(0, path_.rfind('/') + 1);
@@ -277,8 +283,7 @@ private:
         });
         // Drop repeats of (start, name), e.g. a function in both .symtab and .dynsym.
         size_t out = 0, run = 0;  // run: first entry of the current same-start run
-        for (size_t i = 0; i < syms_.size(); ++i) {
-            const SymbolEntry& e = syms_[i];
+        for (const SymbolEntry& e : syms_) {
             if (out > 0 && syms_[out - 1].sym.start == e.sym.start) {
                 bool dup = false;
                 for (size_t j = run; j < out && !dup; ++j)

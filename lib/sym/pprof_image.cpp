@@ -610,7 +610,7 @@ std::string PprofImage::name_of_symbol(const NmRoutine* r, const SymTableSym* s,
 }
 
 // addr2line's (demangled) answer `a2l` and nm's routine `r` made into pprof's name.
-std::string PprofImage::combine(std::string a2l, const NmRoutine* r, uint64_t pc) const {
+std::string PprofImage::combine(const std::string& a2l, const NmRoutine* r, uint64_t pc) const {
     std::string func = a2l == "??" ? a2l : pprof_short_name(a2l);
     if (!nm_->empty()) {
         std::string nm;

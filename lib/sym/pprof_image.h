@@ -52,7 +52,7 @@ public:
 
 private:
     std::string name_of_symbol(const NmRoutine* r, const SymTableSym* s, uint64_t pc) const;
-    std::string combine(std::string a2l, const NmRoutine* r, uint64_t pc) const;
+    std::string combine(const std::string& a2l, const NmRoutine* r, uint64_t pc) const;
 
     std::string image_;
     std::unique_ptr<SymTable> own_, debug_syms_;
