@@ -79,10 +79,10 @@ void Symbolizer::note_unknown(uint32_t pid, const Frame& f) {
     std::string who = mapped ? *f.dso : "pid " + std::to_string(pid);
     if (!told_.emplace(who, f.reason).second) return;
     if (mapped)
-        std::fprintf(settings_.log, "perf-prof: %s: %s, frames shown as [%s+offset]\n", who.c_str(),
+        std::fprintf(settings_.log, "symbols: %s: %s, frames shown as [%s+offset]\n", who.c_str(),
                      reason_text(f.reason), f.dso->c_str());
     else
-        std::fprintf(settings_.log, "perf-prof: %s: %s, frames shown as [unknown]\n", who.c_str(),
+        std::fprintf(settings_.log, "symbols: %s: %s, frames shown as [unknown]\n", who.c_str(),
                      reason_text(f.reason));
 }
 

@@ -38,9 +38,11 @@ class Symbolizer final : public unwind::CodeLocator {
 public:
     struct Settings {
         std::string debug_root = kDefaultDebugRoot;  // separate debug files (§5.4.3)
-        // >= 1 (-v): one line on `log` per (object, reason) saying why frames are unknown.
+        // >= 1 (-v): one line on `log` per (object, reason) saying why frames are unknown. On
+        // stdout, as every -v note of perf-prof (wildcard expansions, unwinding statistics):
+        // stderr stays for real problems, and a -v run prints nothing there either.
         int verbose = 0;
-        FILE* log = stderr;
+        FILE* log = stdout;
     };
     Symbolizer() : Symbolizer(Settings{}) {}
     explicit Symbolizer(Settings settings);

@@ -119,8 +119,8 @@ TEST(Symbolizer, VerboseSaysWhyOncePerObjectAndReason) {
     const std::string text(buf, len);
     std::free(buf);
     const std::string path = test::fixture("c_stripped");
-    EXPECT_EQ(text, "perf-prof: " + path + ": stripped, frames shown as [" + path + "+offset]\n" +
-                        "perf-prof: pid " + std::to_string(kGone) +
+    EXPECT_EQ(text, "symbols: " + path + ": stripped, frames shown as [" + path + "+offset]\n" +
+                        "symbols: pid " + std::to_string(kGone) +
                         ": no mapping, frames shown as [unknown]\n");
 }
 
