@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <ranges>
 
 #include "perf/record.h"
 #include "sym/symbolizer.h"
@@ -245,7 +244,9 @@ void Dispatcher::finish() {
         read_overwrite();
         if (orderer_) flush_ordered(true);
     }
-    for (auto& d : std::views::reverse(devices_)) d->profiler->finish();
+    // Children first. (std::views::reverse does not build with clang 14 over libstdc++ 12,
+    // which the fuzz and sanitize-quick builds use.)
+    std::for_each(devices_.rbegin(), devices_.rend(), [](const auto& d) { d->profiler->finish(); });
     if (opt_.verbose > 0 && unwinder_.samples()) {
         const unwind::UnwindStats& u = unwinder_.stats();
         std::printf(

@@ -2,7 +2,7 @@
 
 #include <linux/perf_event.h>
 
-#include <ranges>
+#include <algorithm>
 #include <vector>
 
 #include "perf-prof/sample.h"
@@ -176,11 +176,12 @@ bool Printer::fold(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& 
     frames.reserve(nr);
     leaf_first(ips, nr, frames);
     if (frames.empty()) return false;
-    for (const ChainFrame& f : std::views::reverse(frames)) {
+    // Outermost first (std::views::reverse does not build with clang 14 over libstdc++ 12).
+    std::for_each(frames.rbegin(), frames.rend(), [&](const ChainFrame& f) {
         const FrameKind kind = folded_name(f, pid, out);
         out += ';';
         if (kinds) *kinds += static_cast<char>(kind);
-    }
+    });
     return true;
 }
 
