@@ -84,9 +84,12 @@ private:
                 return f.empty() ? std::nullopt : std::optional<std::string>(f);
             }
             case Role::SwitchOut: {
-                // 256: TASK_REPORT_MAX, a preempted task (kernels >= 4.14).
+                // A runnable task switched out: 256 (TASK_REPORT_MAX, preempted in the kernel,
+                // "R+") or 0 (switched out on its way back to user space, "R"; most of a CPU
+                // hog's on 6.18, which SPEC's prev_state==256 alone misses).
                 const std::string f = select("prev_");
-                return f.empty() ? "prev_state==256&&prev_pid>0" : "prev_state==256 && (" + f + ")";
+                const std::string runnable = "(prev_state==0||prev_state==256)";
+                return f.empty() ? runnable + "&&prev_pid>0" : runnable + " && (" + f + ")";
             }
             case Role::SwitchIn: {
                 std::string f = select("next_");
@@ -121,7 +124,7 @@ const ProfilerInfo rundelay_info = {
             "SYNOPSIS",
             "    multi-trace --impl delay with the keys and kernel filters set: sched_wakeup*",
             "    key pid, sched_switch of position 1 key prev_pid (preempted tasks only:",
-            "    prev_state==256), sched_switch of position 2 key next_pid. --filter (task",
+            "    prev_state 0 or 256), sched_switch of position 2 key next_pid. --filter (task",
             "    name patterns) or the attached tasks select them; the rings are on every",
             "    CPU (the tasks are kept by filter), ordering is on. -v prints the filters.",
             "",
