@@ -40,7 +40,10 @@ constinit const OptionRow impl = Own::row(0, "impl", "IMPL", ArgKind::Value, fal
              "what a pair means: delay (latency statistics, default),\n"
              "pair (paired or not), kmemprof (bytes allocated and freed\n"
              "by stack), syscalls (raw_syscalls statistics per syscall)",
-             [](Settings& o, OptionValue v) { o.impl = std::string(*v); });
+             [](Settings& o, OptionValue v) {
+                 o.impl = std::string(*v);
+                 o.impl_given = true;
+             });
 constinit const OptionRow than = Own::row(0, "than", "TIME", ArgKind::Value, false, Group::Profiler,
              "print the pairs slower than TIME (e.g. 1ms) with both events",
              [](Settings& o, OptionValue v) { o.than_ns = positive_time(v, "than"); });

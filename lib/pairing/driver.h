@@ -30,6 +30,7 @@ namespace perfprof::pairing {
 struct Settings final : ProfilerOptions {
     std::string key;                    // -k: key of the events without key=
     std::string impl = "delay";         // --impl
+    bool impl_given = false;            // --impl was on the command line
     uint64_t than_ns = 0;               // --than / --only-than (the last one sets the value)
     bool only_than = false;             // --only-than
     uint64_t lower_ns = 0;              // --lower
