@@ -418,7 +418,10 @@ std::string help_template(const Options& opt, const std::vector<event::Resolved>
             }
         }
         if (!own.key.empty()) t += "-k " + own.key + " ";
-        t += "--order ";
+        // A derivative's own options only (its keys and ordering are automatic but kmemprof's).
+        const std::string prof = profiler;
+        const bool multi = !*fixed, kmem = prof == "kmemprof", delay_like = multi || prof == "rundelay";
+        if (multi || kmem) t += "--order ";
         if (name != "delay" && !*fixed) t += "--impl " + name + " ";
         if (opt.perins) t += "--perins ";
         if (own.than_ns)
@@ -427,10 +430,10 @@ std::string help_template(const Options& opt, const std::vector<event::Resolved>
         if (own.detail) t += "--detail" + (own.detail->empty() ? std::string() : "=" + *own.detail) + " ";
         if (!own.heatmap.empty()) t += "--heatmap " + own.heatmap + " ";
         if (own.cycle) t += "--cycle ";
-        if (own.key.empty()) t += "[-k .] ";
-        if (!opt.perins) t += "[--perins] ";
-        if (!own.than_ns) t += "[--than .] ";
-        if (!own.detail) t += "[--detail] ";
+        if (own.key.empty() && (multi || kmem)) t += "[-k .] ";
+        if (!opt.perins && !kmem) t += "[--perins] ";
+        if (!own.than_ns && !kmem) t += "[--than .] ";
+        if (!own.detail && delay_like) t += "[--detail] ";
         if (own.heatmap.empty() && name == "delay") t += "[--heatmap .] ";
         if (!opt.cpus.empty()) t += "-C " + opt.cpus + " ";
         if (!opt.pids.empty()) t += "-p " + opt.pids + " ";
