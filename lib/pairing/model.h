@@ -95,6 +95,7 @@ struct Env {
 enum class Remain {
     Exit,  // still pending at the end of the run
     Lost,  // events were lost after it: its event2 may be among them
+    Freed,  // its task was freed (sched_process_free) before its event2: ends at `last`
 };
 
 // An implementation of the two-event analysis (--impl).

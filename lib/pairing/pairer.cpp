@@ -195,6 +195,11 @@ void Pairer::finish(uint64_t newest) {
         if (b.live) drop(key, b, Remain::Exit, newest);
 }
 
+void Pairer::close(uint64_t key, uint64_t time) {
+    auto it = backups_.find(key);
+    if (it != backups_.end() && it->second.live && it->second.time <= time) drop(key, it->second, Remain::Freed, time);
+}
+
 void Pairer::unpin_older(uint64_t newest, uint64_t horizon) {
     for (auto& [key, b] : backups_) {
         if (!b.live || !b.node || b.time + horizon > newest) continue;

@@ -53,6 +53,9 @@ public:
     void lost(const LostRange& l, uint64_t newest);
     // The backups left at the end, handed back as remaining.
     void finish(uint64_t newest);
+    // The live backup of `key` ends without its event2 at `time` (a task freed inside a
+    // syscall): handed back as Remain::Freed.
+    void close(uint64_t key, uint64_t time);
     // --detail: event1s backed up longer than `horizon` before `newest` let go of the timeline.
     void unpin_older(uint64_t newest, uint64_t horizon);
 

@@ -59,6 +59,23 @@ public:
         }
     }
 
+    // A task freed inside a syscall (SPEC §4.6.10): the call ends at the free time.
+    void remaining(const Sample& ev1, uint64_t key, Remain why, uint64_t last) override {
+        (void)key;
+        if (why != Remain::Freed || last < ev1.time) return;
+        const int64_t pid = load(ev1, enter_pid_), id = load(ev1, enter_id_);
+        const uint64_t delta = last - ev1.time;
+        Row& r = rows_[row_key(env_.perins ? pid : 0, id)];
+        r.calls++;
+        r.total += delta;
+        r.min = std::min(r.min, delta);
+        r.max = std::max(r.max, delta);
+        if (env_.than && delta > env_.than) {
+            r.than++;
+            env_.print_event(ev1);
+        }
+    }
+
     void report() override {
         if (rows_.empty()) return;
         if (env_.only_than && env_.than) {
