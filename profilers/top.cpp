@@ -16,6 +16,8 @@
 #include "perf-prof/error.h"
 #include "perf-prof/own_options.h"
 #include "perf-prof/profiler.h"
+#include "sym/kallsyms.h"
+#include "sym/symbolizer.h"
 
 namespace perfprof {
 
@@ -66,13 +68,14 @@ public:
             p.events.push_back(event::planned_event(r, false, false, false));
         }
         set_layout(own, real);
+        set_hooks();
         table_ = std::make_unique<aggregate::KeyTable>(
             std::move(columns), only_comm_ ? aggregate::KeyTable::Keyed::ByName : aggregate::KeyTable::Keyed::ByKey);
         p.pages = default_pages();
         // Woken at half the ring (§P1, §3.2); --watermark still decides.
         p.per_event_wakeup = false;
         p.user_filter = true;
-        // p.interval_ms = 1000;  // §P1: -i 1000 when -i is absent (EventPlan::interval_ms, session infra)
+        p.interval_ms = 1000;  // §P1: -i 1000 when -i is absent
         verbose_ = opt.verbose;
         return p;
     }
@@ -86,7 +89,7 @@ public:
             output::format_event_line(ctx_, s, line_, ' ');
             std::fwrite(line_.data(), 1, line_.size(), out);
         }
-        const filter::EvalContext ec = filter::sample_context(s, ctx_.eval_hooks(), out);
+        const filter::EvalContext ec = filter::sample_context(s, &hooks_, out);
         uint32_t row;
         if (only_comm_) {
             row = table_->row(name_of(e, s, ec));
@@ -185,10 +188,36 @@ private:
                 filter::EvalContext ec;
                 ec.key = key;
                 ec.out = out;
-                ec.hooks = ctx_.eval_hooks();
+                ec.hooks = &hooks_;
                 return int(printkey_->eval(ec));
             };
         }
+    }
+
+    // The session's hooks, plus ksymbol() over the symbolizer's kernel table when a program
+    // calls it (comm=ksymbol(call_site)): the session's hooks have none, and printed "Unknown".
+    void set_hooks() {
+        base_ = ctx_.eval_hooks();
+        if (base_) hooks_ = *base_;
+        bool ksym = printkey_ && printkey_->uses_ksymbol();
+        for (const Ev& e : evs_) {
+            ksym |= (e.key && e.key->uses_ksymbol()) || (e.comm && e.comm->uses_ksymbol());
+            for (const auto& c : e.columns) ksym |= c && c->uses_ksymbol();
+        }
+        if (!ksym || hooks_.ksymbol) return;
+        kernel_ = ctx_.symbolizer().kernel();
+        hooks_.user = this;
+        hooks_.ksymbol = [](uint64_t addr, void* user) -> const char* {
+            return static_cast<TopProfiler*>(user)->kernel_->find(addr);
+        };
+        hooks_.comm_get = [](int pid, void* user) -> const char* {
+            const filter::EvalHooks* b = static_cast<TopProfiler*>(user)->base_;
+            return b && b->comm_get ? b->comm_get(pid, b->user) : nullptr;
+        };
+        hooks_.syscall_name = [](int64_t id, void* user) -> const char* {
+            const filter::EvalHooks* b = static_cast<TopProfiler*>(user)->base_;
+            return b && b->syscall_name ? b->syscall_name(id, b->user) : nullptr;
+        };
     }
 
     // The row name of a sample: comm= (-1: "Error", a null string: "NULL"), else the task name.
@@ -217,6 +246,9 @@ private:
     aggregate::TopLayout layout_;
     std::unique_ptr<filter::Program> printkey_;
     aggregate::PrintKey print_key_;
+    filter::EvalHooks hooks_;                    // what the programs call (set_hooks)
+    const filter::EvalHooks* base_ = nullptr;    // the session's
+    std::shared_ptr<sym::Kallsyms> kernel_;      // for ksymbol()
     std::string key_header_, name_header_;  // the first key= (or -k) and comm= texts
     bool keyed_ = false, only_comm_ = false, name_column_ = true;
     int verbose_ = 0;

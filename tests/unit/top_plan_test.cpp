@@ -98,6 +98,7 @@ TEST(TopPlan, EventsWithoutStacksAndTheTemplate) {
     }
     EXPECT_FALSE(p.per_event_wakeup);
     EXPECT_TRUE(p.user_filter);
+    EXPECT_EQ(p.interval_ms, 1000u);  // the default -i; the session prefers a given -i
 }
 
 TEST(TopPlan, InitErrors) {
@@ -187,6 +188,7 @@ TEST(NumDistPlan, EventsAndWakeups) {
     ASSERT_EQ(p.events.size(), 1u);
     EXPECT_EQ(p.events[0].attr.sample_type, kTopSample);
     EXPECT_EQ(p.pages, 64);
+    EXPECT_EQ(p.interval_ms, 0u);  // no default -i
     EXPECT_TRUE(p.events[0].attr.watermark);
     EXPECT_EQ(p.events[0].attr.wakeup_watermark, 64u * 4096 / 3);
     EXPECT_TRUE(p.user_filter);
