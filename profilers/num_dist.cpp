@@ -50,8 +50,10 @@ public:
     EventPlan plan() override {
         const Options& opt = ctx_.options();
         const NumDistOptions& own = opt.own_as<NumDistOptions>();
-        const std::string list = opt.events.empty() ? std::string() : opt.events.front();  // the first -e only
-        if (list.empty()) throw Error::usage("monitor(num-dist) init failed: no events given (use -e EVENT,...)");
+        const std::string list =
+            opt.events.empty() ? std::string() : opt.events.front();  // the first -e only
+        if (list.empty())
+            throw Error::usage("monitor(num-dist) init failed: no events given (use -e EVENT,...)");
         std::vector<event::Resolved> real;
         for (event::Resolved& r : event::resolve_event_list(list, ctx_.tep(), opt.verbose, profiler_names()))
             if (r.item.kind != event::Kind::Profiler) real.push_back(std::move(r));
@@ -75,8 +77,8 @@ public:
             e.stack = stack;
             e.max_stack = stack::max_stack_of(ev.attr);
             if (!own.heatmap.empty())
-                e.heatmap = std::make_unique<output::HeatmapFile>(own.heatmap + "-" + r.item.name,
-                                                                  "num-dist: " + r.item.sys + ":" + r.item.name);
+                e.heatmap = std::make_unique<output::HeatmapFile>(
+                    own.heatmap + "-" + r.item.name, "num-dist: " + r.item.sys + ":" + r.item.name);
             names.push_back(r.item.attrs.alias.empty() ? r.item.name : r.item.attrs.alias);
             evs_.push_back(std::move(e));
             stacks |= stack;

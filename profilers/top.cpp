@@ -57,8 +57,7 @@ public:
         EventPlan p;
         std::vector<aggregate::Column> columns;
         std::vector<event::Resolved> real;
-        for (event::Resolved& r :
-             event::resolve_event_list(list, ctx_.tep(), opt.verbose, profiler_names()))
+        for (event::Resolved& r : event::resolve_event_list(list, ctx_.tep(), opt.verbose, profiler_names()))
             if (r.item.kind != event::Kind::Profiler) real.push_back(std::move(r));  // nested: ignored
         if (real.empty()) throw Error::usage("monitor(top) init failed: no tracepoint or probe event in -e");
         check_keys(own, real);
@@ -70,7 +69,8 @@ public:
         set_layout(own, real);
         set_hooks();
         table_ = std::make_unique<aggregate::KeyTable>(
-            std::move(columns), only_comm_ ? aggregate::KeyTable::Keyed::ByName : aggregate::KeyTable::Keyed::ByKey);
+            std::move(columns),
+            only_comm_ ? aggregate::KeyTable::Keyed::ByName : aggregate::KeyTable::Keyed::ByKey);
         p.pages = default_pages();
         // Woken at half the ring (§P1, §3.2); --watermark still decides.
         p.per_event_wakeup = false;
@@ -101,7 +101,8 @@ public:
             }
             row = table_->row(key);
             // Keys with comm=: only the events with comm= name rows (§P1 name column rules).
-            if (name_column_ && !table_->named(row) && (e.comm || !keyed_)) table_->set_name(row, name_of(e, s, ec));
+            if (name_column_ && !table_->named(row) && (e.comm || !keyed_))
+                table_->set_name(row, name_of(e, s, ec));
         }
         for (size_t c = 0; c < e.columns.size(); c++)
             table_->add(row, e.first_column + c, e.columns[c] ? uint64_t(e.columns[c]->eval(ec)) : 1);
@@ -130,7 +131,8 @@ private:
     void check_keys(const TopOptions& own, const std::vector<event::Resolved>& real) {
         size_t with = 0;
         for (const event::Resolved& r : real) with += !r.item.attrs.key.empty() || !own.key.empty();
-        if (with && with != real.size()) throw Error::usage("When using key, all events must have a 'key' attr.");
+        if (with && with != real.size())
+            throw Error::usage("When using key, all events must have a 'key' attr.");
         keyed_ = with != 0;
         only_comm_ = own.only_comm;
         if (only_comm_ && keyed_)
@@ -139,7 +141,8 @@ private:
                     throw Error::usage("--only-comm requires all events to have a 'comm' attr");
     }
 
-    void plan_event(const TopOptions& own, const event::Resolved& r, std::vector<aggregate::Column>& columns) {
+    void plan_event(const TopOptions& own, const event::Resolved& r,
+                    std::vector<aggregate::Column>& columns) {
         Ev e;
         const event::Attrs& a = r.item.attrs;
         e.key = event::compile_attr(r, "key", a.key);
@@ -247,10 +250,10 @@ private:
     aggregate::TopLayout layout_;
     std::unique_ptr<filter::Program> printkey_;
     aggregate::PrintKey print_key_;
-    filter::EvalHooks hooks_;                    // what the programs call (set_hooks)
-    const filter::EvalHooks* base_ = nullptr;    // the session's
-    std::shared_ptr<sym::Kallsyms> kernel_;      // for ksymbol()
-    std::string key_header_, name_header_;  // the first key= (or -k) and comm= texts
+    filter::EvalHooks hooks_;                  // what the programs call (set_hooks)
+    const filter::EvalHooks* base_ = nullptr;  // the session's
+    std::shared_ptr<sym::Kallsyms> kernel_;    // for ksymbol()
+    std::string key_header_, name_header_;     // the first key= (or -k) and comm= texts
     bool keyed_ = false, only_comm_ = false, name_column_ = true;
     int verbose_ = 0;
     uint64_t samples_ = 0;  // N: every sample counted, never reset
@@ -325,7 +328,8 @@ const ProfilerInfo top_info = {
             "EXAMPLES",
             "    perf-prof top -e 'sched:sched_stat_runtime//key=pid/comm=comm/top-by=runtime/'",
             "    perf-prof top -e 'sched:sched_wakeup//comm=comm/' --only-comm",
-            "    perf-prof top -e 'kmem:kmem_cache_alloc//top-by=bytes_alloc/comm=ksymbol(call_site)/' --only-comm",
+            "    perf-prof top -e 'kmem:kmem_cache_alloc//top-by=bytes_alloc/comm=ksymbol(call_site)/' "
+            "--only-comm",
             "    perf-prof top -e irq:softirq_entry -k '(_cpu<<16)|vec'",
             "    perf-prof top -e 'syscalls:sys_enter_write//key=fd/top-add=count/' -- make",
             "    perf-prof top -e 'sched:sched_wakeup//key=pid/' help     # command template and format",

@@ -48,7 +48,8 @@ void DistTable::print(FILE* out, std::string_view wall) {
     t += head;
     t += "event";
     t.append(size_t(width_) - 5, ' ');
-    std::snprintf(buf, sizeof buf, " %8s %16s %12s %12s %12s %12s\n", "calls", "total", "min", "avg", "p99", "max");
+    std::snprintf(buf, sizeof buf, " %8s %16s %12s %12s %12s %12s\n", "calls", "total", "min", "avg", "p99",
+                  "max");
     t += buf;
     t += dash;
     t.append(size_t(width_), '-');
@@ -68,9 +69,10 @@ void DistTable::print(FILE* out, std::string_view wall) {
             const double p99 = d.sketch.quantile(0.99);
             t.append(size_t(width_) - names_[e].size(), ' ');
             t += names_[e];
-            std::snprintf(buf, sizeof buf, " %8llu %16llu %12llu %12llu %12llu %12llu\n", (unsigned long long)d.calls, (unsigned long long)d.total,
-                          (unsigned long long)d.min, (unsigned long long)(d.total / d.calls),
-                          (unsigned long long)(p99 > 0 ? p99 : 0), (unsigned long long)d.max);
+            std::snprintf(buf, sizeof buf, " %8llu %16llu %12llu %12llu %12llu %12llu\n",
+                          (unsigned long long)d.calls, (unsigned long long)d.total, (unsigned long long)d.min,
+                          (unsigned long long)(d.total / d.calls), (unsigned long long)(p99 > 0 ? p99 : 0),
+                          (unsigned long long)d.max);
             t += buf;
             d.clear();
         }

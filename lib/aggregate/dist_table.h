@@ -53,8 +53,8 @@ private:
     PerInstance per_;
     int width_;
     bool any_ = false;
-    std::vector<Instance> instances_;           // by instance index (0 for PerInstance::No)
-    std::vector<output::LatencyDist> nodes_;    // instances_.size() × names_.size()
+    std::vector<Instance> instances_;         // by instance index (0 for PerInstance::No)
+    std::vector<output::LatencyDist> nodes_;  // instances_.size() × names_.size()
 };
 
 }  // namespace perfprof::aggregate

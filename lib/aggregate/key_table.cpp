@@ -1,8 +1,8 @@
 #include "aggregate/key_table.h"
 
 #include <algorithm>
-#include <cstddef>
 #include <cctype>
+#include <cstddef>
 #include <ctime>
 #include <numeric>
 

@@ -83,12 +83,12 @@ private:
     std::vector<Column> columns_;
     size_t ncols_;
     Keyed keyed_;
-    size_t n_ = 0;                     // rows in use; the vectors below may hold more (reused)
-    std::vector<uint64_t> keys_;       // per row: the key (ByKey), the name's hash (ByName)
-    std::vector<uint64_t> values_;     // per row, ncols_ sums
-    std::vector<std::string> names_;   // per row
-    std::vector<uint8_t> named_;       // per row
-    std::vector<uint32_t> slots_;      // open addressing: row + 1, 0 = empty; size a power of 2
+    size_t n_ = 0;                    // rows in use; the vectors below may hold more (reused)
+    std::vector<uint64_t> keys_;      // per row: the key (ByKey), the name's hash (ByName)
+    std::vector<uint64_t> values_;    // per row, ncols_ sums
+    std::vector<std::string> names_;  // per row
+    std::vector<uint8_t> named_;      // per row
+    std::vector<uint32_t> slots_;     // open addressing: row + 1, 0 = empty; size a power of 2
 };
 
 // How print_top lays the table out (§P1 "Columns").

@@ -71,7 +71,8 @@ TEST(AggregateKeyTable, NameIsSetOnceAndKeptAcrossLookups) {
 
 TEST(AggregateKeyTable, ByNameRowsAreTheNames) {
     KeyTable t({{"N"}}, KeyTable::Keyed::ByName);
-    for (const char* n : {"bash", "sshd", "bash", "a-very-long-task-name-beyond-sso", "bash"}) t.add(t.row(n), 0, 1);
+    for (const char* n : {"bash", "sshd", "bash", "a-very-long-task-name-beyond-sso", "bash"})
+        t.add(t.row(n), 0, 1);
     ASSERT_EQ(t.size(), 3u);
     EXPECT_EQ(t.value(t.row("bash"), 0), 3u);
     EXPECT_EQ(t.value(t.row("a-very-long-task-name-beyond-sso"), 0), 1u);

@@ -87,7 +87,8 @@ TEST(TopPlan, EveryTopColumnInOrderOfAppearance) {
 }
 
 TEST(TopPlan, EventsWithoutStacksAndTheTemplate) {
-    PlanContext ctx({"top", "-e", "sched:sched_wakeup//stack/key=pid/,sched:sched_switch//key=prev_pid/", "-i", "500"});
+    PlanContext ctx(
+        {"top", "-e", "sched:sched_wakeup//stack/key=pid/,sched:sched_switch//key=prev_pid/", "-i", "500"});
     EventPlan p = ctx.plan();
     ASSERT_EQ(p.events.size(), 2u);
     for (const EventSpec& e : p.events) {
@@ -109,9 +110,10 @@ TEST(TopPlan, InitErrors) {
               "sched:sched_wakeup: Cannot set key 'no_such_field'");
     EXPECT_EQ(plan_error({"top", "-e", "sched:sched_wakeup//key=pid/", "--only-comm"}),
               "--only-comm requires all events to have a 'comm' attr");
-    EXPECT_EQ(plan_error({"top", "-e", "sched:sched_wakeup//key=pid/comm=comm/,sched:sched_switch//key=prev_pid/",
-                          "--only-comm"}),
-              "--only-comm requires all events to have a 'comm' attr");
+    EXPECT_EQ(
+        plan_error({"top", "-e", "sched:sched_wakeup//key=pid/comm=comm/,sched:sched_switch//key=prev_pid/",
+                    "--only-comm"}),
+        "--only-comm requires all events to have a 'comm' attr");
 }
 
 TEST(TopPlan, KeyedCountsPerFieldValue) {
@@ -123,16 +125,17 @@ TEST(TopPlan, KeyedCountsPerFieldValue) {
     const std::string out = ctx.take();
     EXPECT_NE(out.find("perf-prof - "), std::string::npos);
     EXPECT_NE(out.find("  sample 30 events\n"), std::string::npos) << out;
-    EXPECT_EQ(table_lines(out), (std::vector<std::string>{"      FD SYS_ENTER_CLOSE ", "    1000              10 ",
-                                                          "    1001              10 ", "    1002              10 "}));
+    EXPECT_EQ(table_lines(out),
+              (std::vector<std::string>{"      FD SYS_ENTER_CLOSE ", "    1000              10 ",
+                                        "    1001              10 ", "    1002              10 "}));
     // Rows are cleared after printing: nothing more at the next tick.
     ctx.profiler().interval();
     EXPECT_EQ(ctx.take(), "");
 }
 
 TEST(TopPlan, TopByColumnsAliasAndNames) {
-    PlanContext ctx({"top", "-e",
-                     "sched:sched_wakeup//key=pid/comm=comm/top-add=prio/top-by=\"prio/10\"/alias=pr/"});
+    PlanContext ctx(
+        {"top", "-e", "sched:sched_wakeup//key=pid/comm=comm/top-add=prio/top-by=\"prio/10\"/alias=pr/"});
     EventPlan p = ctx.plan();
     feed(ctx, p, 0, WakeupRecord("low", 10, 120), 1);
     feed(ctx, p, 0, WakeupRecord("low", 10, 120), 1);
@@ -171,7 +174,10 @@ TEST(TopPlan, KeysWithoutCommHaveNoNameColumnAndPrintkeyPrints) {
     EventPlan p = ctx.plan();
     feed(ctx, p, 0, WakeupRecord("x", 255, 1), 5);
     ctx.profiler().finish();
-    EXPECT_EQ(table_lines(ctx.take()), (std::vector<std::string>{"     PID SCHED_WAKEUP ", "0xff                1 "}));  // 4 + 5 spaces (8 - 4 + 1), then a 12 wide cell
+    EXPECT_EQ(table_lines(ctx.take()),
+              (std::vector<std::string>{
+                  "     PID SCHED_WAKEUP ",
+                  "0xff                1 "}));  // 4 + 5 spaces (8 - 4 + 1), then a 12 wide cell
 }
 
 TEST(TopPlan, KeyMinusOneIsZero) {
@@ -179,7 +185,8 @@ TEST(TopPlan, KeyMinusOneIsZero) {
     EventPlan p = ctx.plan();
     feed(ctx, p, 0, WakeupRecord("x", -1, 1), 5);
     ctx.profiler().finish();
-    EXPECT_EQ(table_lines(ctx.take()), (std::vector<std::string>{"     PID SCHED_WAKEUP ", "       0            1 "}));
+    EXPECT_EQ(table_lines(ctx.take()),
+              (std::vector<std::string>{"     PID SCHED_WAKEUP ", "       0            1 "}));
 }
 
 TEST(NumDistPlan, EventsAndWakeups) {
@@ -193,7 +200,8 @@ TEST(NumDistPlan, EventsAndWakeups) {
     EXPECT_EQ(p.events[0].attr.wakeup_watermark, 64u * 4096 / 3);
     EXPECT_TRUE(p.user_filter);
 
-    PlanContext g({"num-dist", "-e", "syscalls:sys_enter_lseek//num=offset/,syscalls:sys_enter_close//num=fd/stack/"});
+    PlanContext g(
+        {"num-dist", "-e", "syscalls:sys_enter_lseek//num=offset/,syscalls:sys_enter_close//num=fd/stack/"});
     EventPlan pg = g.plan();
     EXPECT_FALSE(pg.events[0].attr.sample_type & PERF_SAMPLE_CALLCHAIN);
     EXPECT_TRUE(pg.events[1].attr.sample_type & PERF_SAMPLE_CALLCHAIN);
@@ -202,7 +210,8 @@ TEST(NumDistPlan, EventsAndWakeups) {
 
 TEST(NumDistPlan, InitErrors) {
     EXPECT_NE(plan_error({"num-dist"}).find("monitor(num-dist) init failed"), std::string::npos);
-    EXPECT_EQ(plan_error({"num-dist", "-e", "syscalls:sys_enter_close"}), "Please use the multi-trace profiler");
+    EXPECT_EQ(plan_error({"num-dist", "-e", "syscalls:sys_enter_close"}),
+              "Please use the multi-trace profiler");
     EXPECT_EQ(plan_error({"num-dist", "-e", "syscalls:sys_enter_close//num=fd/,syscalls:sys_enter_lseek"}),
               "The number of 'num' attr is not equal to the number of event");
 }
@@ -217,7 +226,8 @@ TEST(NumDistPlan, ThanIsATime) {
     ctx.profiler().finish();
     const std::vector<std::string> lines = table_lines(ctx.take());
     ASSERT_EQ(lines.size(), 3u);
-    EXPECT_EQ(lines[2], "   cl        2             2000          999         1000         1000         1001");
+    EXPECT_EQ(lines[2],
+              "   cl        2             2000          999         1000         1000         1001");
 }
 
 }  // namespace
