@@ -23,6 +23,30 @@ LSEEK = "syscalls:sys_enter_lseek/fd>=1000/num=offset/"
 HEAD = ["event", "calls", "total", "min", "avg", "p99", "max"]
 
 
+def perf_fds(pid):
+    n = 0
+    try:
+        for fd in os.listdir("/proc/%d/fd" % pid):
+            try:
+                n += os.readlink("/proc/%d/fd/%s" % (pid, fd)) == "anon_inode:[perf_event]"
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return n
+
+
+def wait_opened(bgs, timeout=15.0):
+    """Until every process holds a perf event per CPU (its events are open), then a moment for
+    the enable; a busy machine may take a while to start many at once."""
+    deadline = time.monotonic() + timeout
+    want = os.cpu_count() or 1
+    for b in bgs:
+        while perf_fds(b.pid) < want and b.p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+    time.sleep(0.2)
+
+
 def wl(*args):
     return ["--", workloads_dir() + "/syscalls"] + [str(a) for a in args]
 
@@ -87,7 +111,8 @@ def runs():
         "heatmap": run([pp, "num-dist", "-e", LSEEK, "--heatmap", tmp + "/hm"] + wl("lseek", 300, 1)),
         "tmp": tmp,
     }
-    time.sleep(max(0.0, 1.5 - (time.monotonic() - spec[0].started)))
+    wait_opened(spec + [percpu])
+    time.sleep(1.2)
     for b in spec + [percpu]:
         b.send(signal.SIGINT)
     res["spec"] = [b.finish(timeout=20) for b in spec]

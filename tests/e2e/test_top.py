@@ -21,6 +21,30 @@ from conftest import WALL_RE, Bg, assert_not_crashed, perf_prof_path, require_ro
 TITLE_RE = re.compile(r"^" + WALL_RE + r" perf-prof - \d\d:\d\d:\d\d  sample (\d+) events$")
 
 
+def perf_fds(pid):
+    n = 0
+    try:
+        for fd in os.listdir("/proc/%d/fd" % pid):
+            try:
+                n += os.readlink("/proc/%d/fd/%s" % (pid, fd)) == "anon_inode:[perf_event]"
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return n
+
+
+def wait_opened(bgs, timeout=15.0):
+    """Until every process holds a perf event per CPU (its events are open), then a moment for
+    the enable; a busy machine may take a while to start many at once."""
+    deadline = time.monotonic() + timeout
+    want = os.cpu_count() or 1
+    for b in bgs:
+        while perf_fds(b.pid) < want and b.p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+    time.sleep(0.2)
+
+
 def tables(out):
     """[(N, header, [row lines])] of top's output: a title line, a header, rows up to the next title."""
     res = []
@@ -89,7 +113,7 @@ SPEC_HEADERS = [
     "     PID SCHED_WAKEUP COMM",
     "   NR_SECTOR COMM",
     "   NR_SECTOR COMM",
-    "EXIT_REASON SCHED_SWITCH ",
+    "EXIT_REASON     KVM_EXIT ",
     "     PID      RUNTIME SCHED_SWITCH COMM",
     "SCHED_PROCESS_EXEC FILENAME",
     "IRQ_HANDLER_ENTRY NAME",
@@ -116,13 +140,14 @@ def runs():
     spec = [Bg([pp, "top"] + a) for a in SPEC_RUNS]
     # The default interval: a system-wide run for 2.5 s prints a table every second.
     default_i = Bg([pp, "top", "-e", "sched:sched_switch", "-C", "0"])
-    time.sleep(1.0)  # the SPEC runs open their events: the workloads below feed some of them
+    wait_opened(spec + [default_i])  # the workloads below feed some of the SPEC runs' events
     # A direct write to the disk: block_rq_issue (rwbs "WS" or "W") for the block lines.
     subprocess.run(["dd", "if=/dev/zero", "of=/var/tmp/perfprof-top-test.bin", "bs=4k", "count=4",
                     "oflag=direct,sync"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     os.unlink("/var/tmp/perfprof-top-test.bin")
     res = {name: run([pp, "top"] + args, timeout=30) for name, args in WORKLOAD_RUNS.items()}
-    time.sleep(max(0.0, 2.6 - (time.monotonic() - default_i.started)))
+    time.sleep(max(0.5, 2.6 - (time.monotonic() - default_i.started)))
+    res["default_i_seconds"] = time.monotonic() - default_i.started
     for b in spec + [default_i]:
         b.send(signal.SIGINT)
     res["spec"] = [b.finish(timeout=20) for b in spec]
@@ -201,8 +226,8 @@ def test_k_option_keys_events_without_key(runs):
 
 def test_default_interval_is_one_second(runs):
     t = tables(ok(runs["default_i"]))
-    # Ticks at 1 s and 2 s, and the table at exit (sched_switch never stops on CPU 0).
-    assert 2 <= len(t) <= 4, [x[0] for x in t]
+    # A tick every second, and the table at exit (sched_switch never stops on CPU 0).
+    assert 2 <= len(t) <= int(runs["default_i_seconds"]) + 2, [x[0] for x in t]
     counts = [x[0] for x in t]
     assert counts == sorted(counts)  # N is cumulative
     # Rows are cleared after each table: the sums of a table are its interval's only.
@@ -213,7 +238,11 @@ def test_default_interval_is_one_second(runs):
 
 @pytest.mark.parametrize("i", range(len(SPEC_RUNS)))
 def test_spec_command_lines(runs, i):
-    out = ok(runs["spec"][i])
+    rc, out, err = runs["spec"][i]
+    # The SPEC's own -m may lose events while the many runs of this module start (the kernel's
+    # allocations burst then): a loss notice is the only stderr line allowed (§0.3, §3.3).
+    err = "".join(x for x in err.splitlines(True) if not re.match(WALL_RE + r" top: lost \d+ events \(total\)$", x))
+    out = ok((rc, out, err))
     t = tables(out)
     if i in SPEC_BUSY:
         assert t, "no table:\n" + out
