@@ -66,7 +66,7 @@ public:
             // No call chain, whatever the stack attribute says (§P1).
             p.events.push_back(event::planned_event(r, false, false, false));
         }
-        set_layout(own, real);
+        set_layout(real);
         set_hooks();
         table_ = std::make_unique<aggregate::KeyTable>(
             std::move(columns),
@@ -177,8 +177,7 @@ private:
     }
 
     // §P1 columns and the name column rules.
-    void set_layout(const TopOptions& own, const std::vector<event::Resolved>& real) {
-        (void)own;
+    void set_layout(const std::vector<event::Resolved>& real) {
         bool any_comm = false;
         for (const event::Resolved& r : real) any_comm |= !r.item.attrs.comm.empty();
         layout_.key_column = !only_comm_;
