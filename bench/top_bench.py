@@ -10,6 +10,7 @@ Rows:
                    rows keyed by tid, named from the task-name table
   top attrs        the same event with key=prev_pid/comm=prev_comm/top-by=prev_prio/top-add=next_prio/:
                    four expressions per sample
+  num-dist         num-dist -e sched:sched_switch//num=prev_pid/ -i 1000 (the other user of lib/aggregate)
   perf record -a   samples written to a file (perf's lost records from PERF_RECORD_LOST)
 
 For each: the switches that occurred system-wide while the profiler ran (perf stat -a alongside),
@@ -48,12 +49,23 @@ def last_total(path):
     return int(totals[-1]) if totals else 0
 
 
-def measure_top(args, tmp, tag, event_text, load):
+def num_dist_total(path):
+    """The calls of every row of every num-dist table."""
+    n = 0
+    with open(path, "rb") as f:
+        for line in f:
+            c = line.split()
+            if len(c) == 7 and c[1].isdigit():
+                n += int(c[1])
+    return n
+
+
+def measure_top(args, tmp, tag, event_text, load, profiler="top", extra=()):
     out_path = os.path.join(tmp, tag + ".out")
     err_path = os.path.join(tmp, tag + ".err")
     stat = SwitchCounter(tmp, tag)
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        prof = Proc([args.perf_prof, "top", "-e", event_text] + args.top_args.split(), out, err)
+        prof = Proc([args.perf_prof, profiler, "-e", event_text] + list(extra) + args.top_args.split(), out, err)
         try:
             wait_ready(prof, ncpus(), 0.3, err_path)
             speed = load()
@@ -61,7 +73,7 @@ def measure_top(args, tmp, tag, event_text, load):
         finally:
             prof.stop()
     occurred = stat.stop()
-    handled = last_total(out_path)
+    handled = last_total(out_path) if profiler == "top" else num_dist_total(out_path)
     return {
         "tool": tag,
         "speed": speed,
@@ -71,8 +83,16 @@ def measure_top(args, tmp, tag, event_text, load):
         "cpu_s": prof.cpu_s(),
         "rss_mb": prof.rss_mb(),
         "problems": stderr_problems(err_path),
-        "tables": len(TITLE_RE.findall(open(out_path, "rb").read())),
+        "tables": tables(out_path, profiler),
     }
+
+
+def tables(path, profiler):
+    with open(path, "rb") as f:
+        text = f.read()
+    if profiler == "top":
+        return len(TITLE_RE.findall(text))
+    return len(re.findall(rb"^event +calls ", text, re.M))
 
 
 def per_event_us(r):
@@ -112,22 +132,24 @@ def main():
             measure_top(args, tmp, "top default", EVENT, load),
             measure_top(args, tmp, "top attrs",
                         EVENT + "//key=prev_pid/comm=prev_comm/top-by=prev_prio/top-add=next_prio/", load),
+            # The shared aggregation's other user, for comparison (its default -m is 64, as SPEC says).
+            measure_top(args, tmp, "num-dist -i 1000", EVENT + "//num=prev_pid/", load, "num-dist", ["-i", "1000"]),
         ]
         record = None
         if not args.no_perf:
             record = measure_perf_record(args, tmp, "same", tag="perf-record", rate=trips, cpus=cpus)
-        hdr = (f"{'tool':<16} {'load rt/s':>11} {'occurred':>11} {'counted':>11} {'lost':>9} {'tables':>6} "
+        hdr = (f"{'tool':<17} {'load rt/s':>11} {'occurred':>11} {'counted':>11} {'lost':>9} {'tables':>6} "
                f"{'CPU s':>7} {'CPU/event':>10} {'RSS MB':>7}")
         print(hdr)
         print("-" * len(hdr))
         for r in rows:
-            print(f"{r['tool']:<16} {r['speed']:>11,.0f} {fmt_int(r['occurred']):>11} {fmt_int(r['events']):>11} "
+            print(f"{r['tool']:<17} {r['speed']:>11,.0f} {fmt_int(r['occurred']):>11} {fmt_int(r['events']):>11} "
                   f"{fmt_int(r['lost']):>9} {r['tables']:>6} {r['cpu_s']:>7.2f} {per_event_us(r):>8.3f}us "
                   f"{r['rss_mb']:>7.1f}")
             for p in r["problems"][:3]:
                 print(f"    stderr: {p}")
         if record:
-            print(f"{'perf record -a':<16} {record['speed']:>11,.0f} {'-':>11} {fmt_int(record['events']):>11} "
+            print(f"{'perf record -a':<17} {record['speed']:>11,.0f} {'-':>11} {fmt_int(record['events']):>11} "
                   f"{fmt_int(record['lost']):>9} {'-':>6} {record['cpu_s']:>7.2f} {per_event_us(record):>8.3f}us "
                   f"{record['rss_mb']:>7.1f}")
             for f in os.listdir(tmp):
