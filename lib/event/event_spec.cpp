@@ -101,8 +101,10 @@ void apply_attr(Attrs& a, std::string_view attr) {
         a.num = need_value(name, has_value, value);
     } else if (name == "top-by" || name == "top_by") {
         a.top_by = need_value(name, has_value, value);
+        a.top.push_back({true, a.top_by});
     } else if (name == "top-add" || name == "top_add") {
         a.top_add = need_value(name, has_value, value);
+        a.top.push_back({false, a.top_add});
     } else if (name == "comm") {
         a.comm = need_value(name, has_value, value);
     } else if (name == "index") {

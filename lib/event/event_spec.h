@@ -15,6 +15,13 @@ struct Attrs {
     bool stack = false;
     int max_stack = 0;  // 0 = not given; clamped to 127; implies stack
     std::string alias, exec, key, printkey, role, ptr, size, num, top_by, top_add, comm, index;
+    // Every top-by=/top-add= in order of appearance (top_by/top_add above keep the last of each):
+    // top adds one column per item (SPEC-PROFILERS §P1).
+    struct TopColumn {
+        bool by = false;  // top-by (orders the rows) rather than top-add
+        std::string expr;
+    };
+    std::vector<TopColumn> top;
     std::vector<int> cpus;
     bool cpus_given = false;
     bool untraced = false, trigger = false;
