@@ -32,12 +32,12 @@ using Own = OwnOptions<OncpuOptions>;
 const OptionRow kOwnOptions[] = {
     Own::row(0, "detail", "", ArgKind::Flag, false, Group::Profiler,
              "CPU mode: also the number of runs and the longest run;\n"
-             "thread mode: a no-op (the vendor-kernel /proc/PID/sched_vmf_sib is absent)",
+             "thread mode: a no-op (needs the vendor kernel's\n/proc/PID/sched_vmf_sib)",
              [](OncpuOptions& o, OptionValue v) { o.detail = flag_value(v); }),
     Own::row(0, "only-comm", "", ArgKind::Flag, false, Group::Profiler, "aggregate by task name instead of tid",
              [](OncpuOptions& o, OptionValue v) { o.only_comm = flag_value(v); }),
     Own::row(0, "prio", "LIST", ArgKind::Value, false, Group::Profiler,
-             "CPU mode: only tasks of these priorities (0-139, e.g. 1-99,120), by kernel filter",
+             "CPU mode: only tasks of these priorities\n(0-139, e.g. 1-99,120), by kernel filter",
              [](OncpuOptions& o, OptionValue v) {
                  o.prio = core::parse_id_list(*v, "prio", 139);
                  o.prio_text = std::string(*v);
