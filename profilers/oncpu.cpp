@@ -30,10 +30,14 @@ struct OncpuOptions final : ProfilerOptions {
 
 using Own = OwnOptions<OncpuOptions>;
 const OptionRow kOwnOptions[] = {
-    Own::row(0, "detail", "", ArgKind::Flag, false, Group::Profiler,
+    Own::row(0, "detail", "", ArgKind::OptionalValue, false, Group::Profiler,
              "CPU mode: also the number of runs and the longest run;\n"
              "thread mode: a no-op (needs the vendor kernel's\n/proc/PID/sched_vmf_sib)",
-             [](OncpuOptions& o, OptionValue v) { o.detail = flag_value(v); }),
+             [](OncpuOptions& o, OptionValue v) {
+                 // the same option as multi-trace's --detail[=LIST]: here a flag
+                 if (v) throw Error::usage("option `detail' takes no value here, got '" + std::string(*v) + "'");
+                 o.detail = true;
+             }),
     Own::row(0, "only-comm", "", ArgKind::Flag, false, Group::Profiler, "aggregate by task name instead of tid",
              [](OncpuOptions& o, OptionValue v) { o.only_comm = flag_value(v); }),
     Own::row(0, "prio", "LIST", ArgKind::Value, false, Group::Profiler,

@@ -28,8 +28,12 @@ struct MigrateOptions final : ProfilerOptions {
 
 using Own = OwnOptions<MigrateOptions>;
 const OptionRow kOwnOptions[] = {
-    Own::row(0, "detail", "", ArgKind::Flag, false, Group::Profiler, "print the migrations that leave the LLC",
-             [](MigrateOptions& o, OptionValue v) { o.detail = flag_value(v); }),
+    Own::row(0, "detail", "", ArgKind::OptionalValue, false, Group::Profiler, "print the migrations that leave the LLC",
+             [](MigrateOptions& o, OptionValue v) {
+                 // the same option as multi-trace's --detail[=LIST]: here a flag
+                 if (v) throw Error::usage("option `detail' takes no value here, got '" + std::string(*v) + "'");
+                 o.detail = true;
+             }),
 };
 
 filter::RecordField int_field(tep_event* ev, const char* name) {
