@@ -149,6 +149,8 @@ public:
     void print_event(const Sample& s) noexcept override {
         line_.clear();
         output::format_event_line(ctx_, s, line_);
+        // a bare EVENT LINE (SPEC §P3): without the WALL(ev) head and its space
+        if (s.title.empty() && line_.size() > 27) line_.erase(0, 27);
         std::fwrite(line_.data(), 1, line_.size(), ctx_.out());
     }
 
