@@ -4,13 +4,11 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include <climits>
 #include <cstdio>
-#include <cstdlib>
-#include <fstream>
 #include <string>
 
 #include "block/blk_tracker.h"
+#include "block/block_device.h"
 #include "core/parse.h"
 #include "core/time.h"
 #include "filter/record_field.h"
@@ -43,44 +41,12 @@ const OptionRow kOwnOptions[] = {
              }),
 };
 
-bool read_u64(const std::string& path, uint64_t& v) {
-    std::ifstream f(path);
-    unsigned long long x;
-    if (!(f >> x)) return false;
-    v = x;
-    return true;
-}
-
-// The device to filter on: the whole disk and, for a partition, its sector range [start, end).
-struct BlockDev {
-    unsigned major = 0, minor = 0;
-    bool partition = false;
-    uint64_t start = 0, end = 0;
-};
-
-BlockDev resolve_device(const std::string& node) {
+// The node's disk (and partition range) from its st_rdev and sysfs.
+block::BlockDev resolve_device(const std::string& node) {
     struct stat st;
     if (node.empty() || ::stat(node.c_str(), &st) != 0 || !S_ISBLK(st.st_mode))
         throw Error::usage("blktrace: cannot stat " + node);
-    BlockDev d{major(st.st_rdev), minor(st.st_rdev)};
-    const std::string sys = "/sys/dev/block/" + std::to_string(d.major) + ":" + std::to_string(d.minor);
-    if (::access((sys + "/partition").c_str(), F_OK) != 0) return d;
-    uint64_t size = 0;
-    if (!read_u64(sys + "/start", d.start) || !read_u64(sys + "/size", size))
-        throw Error("blktrace: cannot read " + sys + "/start and size");
-    d.partition = true;
-    d.end = d.start + size;
-    // The parent disk is the directory above the partition's in sysfs (not minor arithmetic).
-    char real[PATH_MAX];
-    std::string parent_dev;
-    if (!::realpath(sys.c_str(), real) || !std::getline(std::ifstream(std::string(real) + "/../dev"), parent_dev))
-        throw Error("blktrace: cannot find the disk of partition " + node);
-    unsigned ma = 0, mi = 0;
-    if (std::sscanf(parent_dev.c_str(), "%u:%u", &ma, &mi) != 2)
-        throw Error("blktrace: bad dev file of the disk of " + node);
-    d.major = ma;
-    d.minor = mi;
-    return d;
+    return block::resolve_block_device(major(st.st_rdev), minor(st.st_rdev));
 }
 
 class Blktrace final : public Profiler {
@@ -92,11 +58,8 @@ public:
         if (!opt.cpus.empty() || !opt.pids.empty() || !opt.tids.empty() || opt.cgroups_given || !opt.workload.empty())
             throw Error::usage("blktrace: -C, -p, -t, --cgroups and a command are not usable (all online CPUs)");
         if (own_.device.empty()) throw Error::usage("blktrace: -d DEVICE is required");
-        const BlockDev d = resolve_device(own_.device);
-        dev_ = (uint64_t(d.major) << 20) | d.minor;
-        std::string filter = "dev==" + std::to_string(dev_);
-        if (d.partition)
-            filter += " && sector>=" + std::to_string(d.start) + " && sector<" + std::to_string(d.end);
+        const block::BlockDev d = resolve_device(own_.device);
+        const std::string filter = d.filter();
         if (opt.verbose > 0) std::printf("filter: %s\n", filter.c_str());
         than_ = own_.than_ns;
         if (than_ && ctx_.tsc_time()) {
@@ -176,7 +139,7 @@ private:
 
     Context& ctx_;
     const BlktraceOptions& own_;
-    uint64_t dev_ = 0, than_ = 0, ignore_until_ = 0;
+    uint64_t than_ = 0, ignore_until_ = 0;
     Fields fields_[block::kStages];
     block::Tracker tracker_;
     std::string line_;

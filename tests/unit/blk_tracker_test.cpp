@@ -61,3 +61,46 @@ TEST(BlkTracker, TableAndReset) {
 
 }  // namespace
 }  // namespace perfprof::block
+
+// blktrace's device from a fake sysfs tree: a disk, and a partition whose disk is the
+// directory above it (its minor is no arithmetic of the partition's).
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "block/block_device.h"
+#include "perf-prof/error.h"
+
+namespace perfprof::block {
+namespace {
+
+TEST(BlkDevice, DiskAndPartitionFromSysfs) {
+    namespace fs = std::filesystem;
+    char tmpl[] = "/tmp/blk_device_test.XXXXXX";
+    const fs::path root = ::mkdtemp(tmpl);
+    const fs::path disk = root / "devices/pci/nvme/nvme0n1", part = disk / "nvme0n1p2";
+    fs::create_directories(part);
+    fs::create_directories(root / "dev/block");
+    std::ofstream(disk / "dev") << "259:0\n";
+    std::ofstream(part / "dev") << "259:7\n";
+    std::ofstream(part / "partition") << "2\n";
+    std::ofstream(part / "start") << "4096\n";
+    std::ofstream(part / "size") << "2048\n";
+    fs::create_directory_symlink(disk, root / "dev/block/259:0");
+    fs::create_directory_symlink(part, root / "dev/block/259:7");
+
+    BlockDev d = resolve_block_device(259, 0, root.string());
+    EXPECT_FALSE(d.partition);
+    EXPECT_EQ(d.filter(), "dev==" + std::to_string((259u << 20) | 0));
+    BlockDev p = resolve_block_device(259, 7, root.string());
+    EXPECT_TRUE(p.partition);
+    EXPECT_EQ(p.minor, 0u);  // the disk's, not 7 - 2
+    EXPECT_EQ(p.filter(), "dev==" + std::to_string(259u << 20) + " && sector>=4096 && sector<6144");
+    fs::remove(part / "size");
+    EXPECT_THROW(resolve_block_device(259, 7, root.string()), Error);
+    fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace perfprof::block
