@@ -55,8 +55,10 @@ public:
 
     EventPlan plan() override {
         const Options& opt = ctx_.options();
-        if (!opt.cpus.empty() || !opt.pids.empty() || !opt.tids.empty() || opt.cgroups_given || !opt.workload.empty())
-            throw Error::usage("blktrace: -C, -p, -t, --cgroups and a command are not usable (all online CPUs)");
+        if (!opt.cpus.empty() || !opt.pids.empty() || !opt.tids.empty() || opt.cgroups_given ||
+            !opt.workload.empty())
+            throw Error::usage(
+                "blktrace: -C, -p, -t, --cgroups and a command are not usable (all online CPUs)");
         if (own_.device.empty()) throw Error::usage("blktrace: -d DEVICE is required");
         const block::BlockDev d = resolve_device(own_.device);
         const std::string filter = d.filter();

@@ -35,10 +35,12 @@ const OptionRow kOwnOptions[] = {
              "thread mode: a no-op (needs the vendor kernel's\n/proc/PID/sched_vmf_sib)",
              [](OncpuOptions& o, OptionValue v) {
                  // the same option as multi-trace's --detail[=LIST]: here a flag
-                 if (v) throw Error::usage("option `detail' takes no value here, got '" + std::string(*v) + "'");
+                 if (v)
+                     throw Error::usage("option `detail' takes no value here, got '" + std::string(*v) + "'");
                  o.detail = true;
              }),
-    Own::row(0, "only-comm", "", ArgKind::Flag, false, Group::Profiler, "aggregate by task name instead of tid",
+    Own::row(0, "only-comm", "", ArgKind::Flag, false, Group::Profiler,
+             "aggregate by task name instead of tid",
              [](OncpuOptions& o, OptionValue v) { o.only_comm = flag_value(v); }),
     Own::row(0, "prio", "LIST", ArgKind::Value, false, Group::Profiler,
              "CPU mode: only tasks of these priorities\n(0-139, e.g. 1-99,120), by kernel filter",
@@ -86,7 +88,8 @@ public:
     EventPlan plan() override {
         const Options& opt = ctx_.options();
         threads_ = !ctx_.threads().empty();
-        if (threads_ && !own_.prio.empty()) std::fprintf(stderr, "WARN: --prio is only valid when bound to cpu\n");
+        if (threads_ && !own_.prio.empty())
+            std::fprintf(stderr, "WARN: --prio is only valid when bound to cpu\n");
         if (!threads_ && !own_.prio.empty() && opt.filter_given)
             throw Error::usage("--prio and --filter are mutually exclusive");
         use_prio_ = !threads_ && !own_.prio.empty();
@@ -130,7 +133,8 @@ public:
     void sample(const Sample& s) noexcept override {
         if (threads_) {
             const int pid = int(pid_.read_or(s.raw, s.raw_size, -1));
-            if (ctx_.options().verbose >= 2 || (pid != int(s.tid) && ctx_.options().verbose == 1)) print_event(s);
+            if (ctx_.options().verbose >= 2 || (pid != int(s.tid) && ctx_.options().verbose == 1))
+                print_event(s);
             if (pid != int(s.tid)) return;
             trun_.add(pid, s.cpu, str_field(comm_, s), uint64_t(runtime_.read_or(s.raw, s.raw_size, 0)));
             return;
@@ -142,8 +146,8 @@ public:
             const int64_t pr = prev_prio_.read_or(s.raw, s.raw_size, -1);
             ok = pr >= 0 && pr < 140 && in_prio_[size_t(pr)];
         }
-        cpus_.on_switch(s.cpu, s.time, prev, int(next_pid_.read_or(s.raw, s.raw_size, 0)), str_field(comm_, s), ok,
-                        own_.only_comm);
+        cpus_.on_switch(s.cpu, s.time, prev, int(next_pid_.read_or(s.raw, s.raw_size, 0)),
+                        str_field(comm_, s), ok, own_.only_comm);
     }
 
     void print_event(const Sample& s) noexcept override {

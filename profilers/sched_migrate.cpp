@@ -28,10 +28,12 @@ struct MigrateOptions final : ProfilerOptions {
 
 using Own = OwnOptions<MigrateOptions>;
 const OptionRow kOwnOptions[] = {
-    Own::row(0, "detail", "", ArgKind::OptionalValue, false, Group::Profiler, "print the migrations that leave the LLC",
+    Own::row(0, "detail", "", ArgKind::OptionalValue, false, Group::Profiler,
+             "print the migrations that leave the LLC",
              [](MigrateOptions& o, OptionValue v) {
                  // the same option as multi-trace's --detail[=LIST]: here a flag
-                 if (v) throw Error::usage("option `detail' takes no value here, got '" + std::string(*v) + "'");
+                 if (v)
+                     throw Error::usage("option `detail' takes no value here, got '" + std::string(*v) + "'");
                  o.detail = true;
              }),
 };
@@ -83,7 +85,8 @@ public:
     }
 
     void sample(const Sample& s) noexcept override {
-        const int o = int(orig_.read_or(s.raw, s.raw_size, -1)), d = int(dest_.read_or(s.raw, s.raw_size, -1));
+        const int o = int(orig_.read_or(s.raw, s.raw_size, -1)),
+                  d = int(dest_.read_or(s.raw, s.raw_size, -1));
         total_++;
         if (topo_.same_l2(o, d)) l2_++;
         const bool llc = topo_.same_llc(o, d);
@@ -111,9 +114,10 @@ private:
         std::string out;
         core::append_wall(core::realtime_now_ns(), out);
         char buf[256];
-        std::snprintf(buf, sizeof buf, " sched-migrate total %lu, same LLC %lu hit %lu%%, same L2 %lu hit %lu%%\n",
-                      (unsigned long)total_, (unsigned long)llc_, (unsigned long)(total_ ? llc_ * 100 / total_ : 0),
-                      (unsigned long)l2_, (unsigned long)(total_ ? l2_ * 100 / total_ : 0));
+        std::snprintf(
+            buf, sizeof buf, " sched-migrate total %lu, same LLC %lu hit %lu%%, same L2 %lu hit %lu%%\n",
+            (unsigned long)total_, (unsigned long)llc_, (unsigned long)(total_ ? llc_ * 100 / total_ : 0),
+            (unsigned long)l2_, (unsigned long)(total_ ? l2_ * 100 / total_ : 0));
         out += buf;
         std::fwrite(out.data(), 1, out.size(), ctx_.out());
         std::fflush(ctx_.out());

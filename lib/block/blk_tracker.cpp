@@ -64,8 +64,9 @@ std::string Tracker::table(const char* unit, bool than_col, bool bold) {
     constexpr int W = 17;
     std::string out;
     char buf[512];
-    std::snprintf(buf, sizeof buf, "%*s => %-*s     reqs        total(%s)      min(%s)      avg(%s)      max(%s)%s\n",
-                  W, "start", W, "end", unit, unit, unit, unit, than_col ? "    than(reqs)" : "");
+    std::snprintf(buf, sizeof buf,
+                  "%*s => %-*s     reqs        total(%s)      min(%s)      avg(%s)      max(%s)%s\n", W,
+                  "start", W, "end", unit, unit, unit, unit, than_col ? "    than(reqs)" : "");
     out += buf;
     out += std::string(W, '-') + "    " + std::string(W, '-') +
            " -------- ---------------- ------------ ------------ ------------";
@@ -74,14 +75,14 @@ std::string Tracker::table(const char* unit, bool than_col, bool bold) {
         const StageStats& st = stats_[s];
         const double sum = st.sum / 1000.0, mn = st.n ? st.min / 1000.0 : 0.0,
                      avg = st.n ? st.sum / 1000.0 / st.n : 0.0, mx = st.max / 1000.0;
-        std::snprintf(buf, sizeof buf, "%*s => %-*s %8lu %16.3f %12.3f %12.3f %12.3f", W, stage_name(s - 1), W,
-                      stage_name(s), (unsigned long)st.n, sum, mn, avg, mx);
+        std::snprintf(buf, sizeof buf, "%*s => %-*s %8lu %16.3f %12.3f %12.3f %12.3f", W, stage_name(s - 1),
+                      W, stage_name(s), (unsigned long)st.n, sum, mn, avg, mx);
         out += buf;
         if (than_col) {
             const unsigned pct = st.n ? unsigned(st.above * 100 / st.n) : 0;
             const bool red = bold && st.above > 0;
-            std::snprintf(buf, sizeof buf, " %s%6lu (%3u%%)%s", red ? "\033[1;31m" : "", (unsigned long)st.above, pct,
-                          red ? "\033[0m" : "");
+            std::snprintf(buf, sizeof buf, " %s%6lu (%3u%%)%s", red ? "\033[1;31m" : "",
+                          (unsigned long)st.above, pct, red ? "\033[0m" : "");
             out += buf;
         }
         out += '\n';

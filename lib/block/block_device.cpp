@@ -43,7 +43,8 @@ BlockDev resolve_block_device(unsigned major, unsigned minor, const std::string&
     if (!::realpath(dir.c_str(), real) || !std::getline(std::ifstream(std::string(real) + "/../dev"), parent))
         throw Error("blktrace: cannot find the disk of " + dir);
     unsigned ma = 0, mi = 0;
-    if (std::sscanf(parent.c_str(), "%u:%u", &ma, &mi) != 2) throw Error("blktrace: bad dev file of the disk of " + dir);
+    if (std::sscanf(parent.c_str(), "%u:%u", &ma, &mi) != 2)
+        throw Error("blktrace: bad dev file of the disk of " + dir);
     d.major = ma;
     d.minor = mi;
     return d;

@@ -55,7 +55,8 @@ std::string CpuRuns::table(bool detail, bool only_comm) {
         for (const Row* r : rows) sum += r->ns, runs += r->runs;
         if (detail) {
             char cell[64];
-            std::snprintf(cell, sizeof cell, "%lums/%lu", (unsigned long)(sum / 1000000), (unsigned long)runs);
+            std::snprintf(cell, sizeof cell, "%lums/%lu", (unsigned long)(sum / 1000000),
+                          (unsigned long)runs);
             std::snprintf(buf, sizeof buf, "%03u %-11s ", cpu, cell);
         } else {
             std::snprintf(buf, sizeof buf, "%03u %-7lu ", cpu, (unsigned long)(sum / 1000000));

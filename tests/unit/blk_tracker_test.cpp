@@ -50,11 +50,16 @@ TEST(BlkTracker, TableAndReset) {
     t.on_event(Issue, 1, 64, 8, 500, 1000);
     const std::string s = t.table("us", true, false);
     EXPECT_EQ(s,
-              "            start => end                   reqs        total(us)      min(us)      avg(us)      max(us)    than(reqs)\n"
-              "-----------------    ----------------- -------- ---------------- ------------ ------------ ------------  -------------\n"
-              "      block_getrq => block_rq_insert          0            0.000        0.000        0.000        0.000      0 (  0%)\n"
-              "  block_rq_insert => block_rq_issue           2            2.000        0.500        1.000        1.500      1 ( 50%)\n"
-              "   block_rq_issue => block_rq_complete        0            0.000        0.000        0.000        0.000      0 (  0%)\n");
+              "            start => end                   reqs        total(us)      min(us)      avg(us)    "
+              "  max(us)    than(reqs)\n"
+              "-----------------    ----------------- -------- ---------------- ------------ ------------ "
+              "------------  -------------\n"
+              "      block_getrq => block_rq_insert          0            0.000        0.000        0.000    "
+              "    0.000      0 (  0%)\n"
+              "  block_rq_insert => block_rq_issue           2            2.000        0.500        1.000    "
+              "    1.500      1 ( 50%)\n"
+              "   block_rq_issue => block_rq_complete        0            0.000        0.000        0.000    "
+              "    0.000      0 (  0%)\n");
     EXPECT_EQ(t.stats(Issue).n, 0u);
     EXPECT_EQ(t.table("kcyc", false, false).find("than"), std::string::npos);
 }

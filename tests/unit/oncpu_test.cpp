@@ -13,13 +13,13 @@ constexpr uint64_t ms = 1000000;
 
 TEST(OncpuCpuRuns, AccountsRunsBetweenSwitchesOfTheSameTask) {
     CpuRuns r;
-    r.on_switch(1, 1 * ms, 0, 42, "swapper/1", true, false);    // first: only the start
-    r.on_switch(1, 11 * ms, 42, 7, "spin", true, false);         // 42 ran 10 ms
-    r.on_switch(1, 14 * ms, 7, 42, "bash", true, false);         // 7 ran 3 ms
-    r.on_switch(1, 30 * ms, 42, 0, "spin", true, false);         // 42 ran 16 ms
-    r.on_switch(1, 40 * ms, 0, 9, "swapper/1", true, false);     // idle: not accounted
-    r.on_switch(0, 5 * ms, 9, 3, "x", true, false);              // CPU 0: first sample
-    r.on_switch(0, 6 * ms, 4, 3, "y", true, false);              // prev 4 != 3: restart, nothing
+    r.on_switch(1, 1 * ms, 0, 42, "swapper/1", true, false);  // first: only the start
+    r.on_switch(1, 11 * ms, 42, 7, "spin", true, false);      // 42 ran 10 ms
+    r.on_switch(1, 14 * ms, 7, 42, "bash", true, false);      // 7 ran 3 ms
+    r.on_switch(1, 30 * ms, 42, 0, "spin", true, false);      // 42 ran 16 ms
+    r.on_switch(1, 40 * ms, 0, 9, "swapper/1", true, false);  // idle: not accounted
+    r.on_switch(0, 5 * ms, 9, 3, "x", true, false);           // CPU 0: first sample
+    r.on_switch(0, 6 * ms, 4, 3, "y", true, false);           // prev 4 != 3: restart, nothing
     EXPECT_EQ(r.table(false, false),
               "CPU SUM(ms) COMM:TID(ms)\n"
               "001 29      spin:42(26.0ms) bash:7(3.0ms) \n");

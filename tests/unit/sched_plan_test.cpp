@@ -13,10 +13,11 @@ TEST(SchedPlan, OncpuCpuModeAndPrioFilter) {
     EventPlan p = c.plan();
     ASSERT_EQ(p.events.size(), 1u);
     EXPECT_EQ(p.events[0].name, "sched_switch");
-    EXPECT_EQ(p.events[0].attr.sample_type,
-              uint64_t(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW));
-    EXPECT_EQ(p.events[0].filter,
-              "((prev_prio>=1&&prev_prio<=99)||prev_prio==120) || ((next_prio>=1&&next_prio<=99)||next_prio==120)");
+    EXPECT_EQ(p.events[0].attr.sample_type, uint64_t(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+                                                     PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW));
+    EXPECT_EQ(
+        p.events[0].filter,
+        "((prev_prio>=1&&prev_prio<=99)||prev_prio==120) || ((next_prio>=1&&next_prio<=99)||next_prio==120)");
     EXPECT_EQ(p.interval_ms, 1000u);
     EXPECT_EQ(p.pages, 4);
     PlanContext x({"oncpu", "--prio", "1", "--filter", "prev_pid==1"});
