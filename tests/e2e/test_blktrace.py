@@ -75,10 +75,14 @@ def test_stage_counts_of_the_direct_writes(loop, writes):
         assert m.group(8) == "0"  # nothing above 10 s
 
 
-def test_spec_command_line_on_vda():
-    if not os.path.exists("/dev/vda"):
-        pytest.skip("no /dev/vda")
-    rc, out, err = traced(["-d", "/dev/vda", "-i", "1000", "--than", "10ms"], lambda: None, 0.3)
+SPEC_DEVICES = [d for d in ["vda", "zram0"] + ["loop%d" % i for i in range(8)] if os.path.exists("/dev/" + d)]
+
+
+@pytest.mark.parametrize("dev", SPEC_DEVICES or ["vda"])
+def test_spec_command_line(dev):
+    if not os.path.exists("/dev/" + dev):
+        pytest.skip("no /dev/" + dev)
+    rc, out, err = traced(["-d", "/dev/" + dev, "-i", "1000", "--than", "10ms"], lambda: None, 0.25)
     assert rc == 0 and err == ""
     assert len(rows(out)) == 3 and "than(reqs)" in out
 
