@@ -57,7 +57,7 @@ constexpr uint64_t kTraceSample = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMP
 TEST(TepFromDir, ReadsRecordedFormatsOnly) {
     tep::Tep tep(recorded_formats_dir());
     EXPECT_TRUE(tep.has_event("sched", "sched_switch"));
-    EXPECT_FALSE(tep.has_event("sched", "sched_stat_runtime"));  // in tracefs, not recorded
+    EXPECT_FALSE(tep.has_event("sched", "sched_kthread_stop"));  // in tracefs, not recorded
     EXPECT_FALSE(tep.has_event("sched", ".."));
     EXPECT_FALSE(tep.has_event("..", "sched"));
     tep_event* sw = tep.event("sched", "sched_switch");
@@ -68,7 +68,7 @@ TEST(TepFromDir, ReadsRecordedFormatsOnly) {
     const std::vector<std::string> all = tep.event_names();
     EXPECT_TRUE(std::is_sorted(all.begin(), all.end()));
     EXPECT_NE(std::find(all.begin(), all.end(), "irq:softirq_entry"), all.end());
-    EXPECT_THROW(tep.event("sched", "sched_stat_runtime"), Error);
+    EXPECT_THROW(tep.event("sched", "sched_kthread_stop"), Error);
 }
 
 // ---- signal ----
@@ -138,9 +138,9 @@ TEST(Plan, TraceNestedProfilerIsNoEvent) {
 }
 
 TEST(Plan, TraceUnknownEventIsLookedUpInTheRecordedFormats) {
-    // sched_stat_runtime exists in tracefs but was not recorded: the Tep's directory decides.
-    const std::string msg = plan_error({"trace", "-e", "sched:sched_stat_runtime"}, {}, false);
-    EXPECT_NE(msg.find("sched:sched_stat_runtime not found"), std::string::npos) << msg;
+    // sched_kthread_stop exists in tracefs but was not recorded: the Tep's directory decides.
+    const std::string msg = plan_error({"trace", "-e", "sched:sched_kthread_stop"}, {}, false);
+    EXPECT_NE(msg.find("sched:sched_kthread_stop not found"), std::string::npos) << msg;
     const std::string typo = plan_error({"trace", "-e", "sched:sched_wakeup_nw"}, {}, false);
     EXPECT_NE(typo.find("did you mean sched:sched_wakeup_new"), std::string::npos) << typo;
 }
