@@ -382,7 +382,7 @@ private:
             n.space = v.space;
             n.imm = v.offset;
             n.dyn_string = v.dyn_string;
-            n.b = var_index(v);
+            n.var = var_index(v);
             prog_.min_size_ = std::max(prog_.min_size_, v.need);
             return add(n);
         }

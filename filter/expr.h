@@ -122,12 +122,13 @@ enum class Fn : uint8_t { Printf, Ksymbol, Ntohl, Ntohs, Strncmp, CommGet, Sysca
 struct Node {
     Op op = Op::Imm;
     Type type;
-    uint8_t space = 0;  // Var: 0 = record, 1 = builtin registers (Var's b: its Program::globals_ row)
+    uint8_t space = 0;  // Var: 0 = record, 1 = builtin registers
     Fn fn = Fn::Printf;
     bool uns = false;  // comparisons, / % >>: unsigned flavour
     bool dyn_string = false;
     int64_t imm = 0;                 // literal, field offset, pointer scale, string pool index, arg count
     int32_t a = -1, b = -1, c = -1;  // children; Call: a = first index into args_, b = format
+    int32_t var = -1;                // a variable's row in Program::globals_ (the listing)
 };
 }  // namespace detail
 

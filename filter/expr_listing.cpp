@@ -59,7 +59,7 @@ std::string Program::node_text(int32_t i) const {
         case Op::Var:
         case Op::ArrayAddr:
         case Op::DynAddr:
-            if (n.b >= 0 && size_t(n.b) < globals_.size()) s += " @" + globals_[size_t(n.b)].name;
+            if (n.var >= 0 && size_t(n.var) < globals_.size()) s += " @" + globals_[size_t(n.var)].name;
             break;
         case Op::Call:
             s += std::string(" ") + fn_name(n.fn) + "(";
