@@ -6,6 +6,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -44,8 +45,11 @@ public:
     EventPlan plan() override {
         const Options& opt = ctx_.options();
         if (opt.words.empty()) {
+            // SPEC's message, then the help, exit 129 (before anything is opened).
+            std::fflush(stdout);
+            std::fputs(" {expression} needs to be specified.\n", stderr);
             cli::print_profiler_help(stderr, expr_info);
-            throw Error::usage(" {expression} needs to be specified.");
+            std::exit(129);
         }
         if (opt.words.size() > 1)
             throw Error::usage("expr takes one EXPRESSION, got " + std::to_string(opt.words.size()) +
@@ -168,16 +172,10 @@ const ProfilerInfo expr_info = {
         },
     .options =
         {
-            {Opt::Cpus},
-            {Opt::Pids},
-            {Opt::Tids},
-            {Opt::Output},
-            {Opt::MmapPages},
             {Opt::ExitN, "exit after N samples (default 5)"},
             {Opt::Event, "the one event whose fields the expression uses"},
         },
     .create = create_profiler<ExprProfiler>,
-    .global_options = false,
     .takes_words = true,
     .help_template = help_template,
 };
