@@ -74,7 +74,7 @@ public:
         std::fputs(prog_->listing().c_str(), out);
         std::fflush(out);
         if (opt.verbose > 0) prog_->set_trace(out);
-        hooks_ = *ctx_.eval_hooks();
+        if (const filter::EvalHooks* h = ctx_.eval_hooks()) hooks_ = *h;
         if (prog_->uses_ksymbol()) {
             kallsyms_ = sym::Kallsyms::running();
             hooks_.ksymbol = [](uint64_t addr, void* self) {
@@ -83,7 +83,8 @@ public:
             // The other hooks keep the session's own `user`: wrap them through ours.
             session_user_ = hooks_.user;
             hooks_.user = this;
-            session_hooks_ = *ctx_.eval_hooks();
+            session_hooks_ = filter::EvalHooks{};
+            if (const filter::EvalHooks* h = ctx_.eval_hooks()) session_hooks_ = *h;
             hooks_.comm_get = [](int pid, void* self) {
                 auto* p = static_cast<ExprProfiler*>(self);
                 return p->session_hooks_.comm_get ? p->session_hooks_.comm_get(pid, p->session_user_) : nullptr;
