@@ -79,7 +79,11 @@ private:
     }
     const Node& N(int32_t i) const { return prog_.nodes_[i]; }
     Type T(int32_t i) const { return prog_.nodes_[i].type; }
-    static bool lvalue(const Node& n) { return n.op == Op::Var || n.op == Op::Deref; }
+    // A cast of an lvalue is one too (upstream's compiler kept the load under a cast): `++(unsigned)pid`
+    // and `((int *)pid)++` compute in the cast's type and store back at the variable's own width.
+    bool lvalue(const Node& n) const {
+        return n.op == Op::Var || n.op == Op::Deref || (n.op == Op::Cast && lvalue(N(n.a)));
+    }
     static uint32_t elem_size(Type t) { return t.ptr > 1 ? 8 : t.size; }  // t is a pointer
     int32_t imm(int64_t v, Type t = Type{4, false, 0}) {
         Node n;
@@ -378,6 +382,7 @@ private:
             n.space = v.space;
             n.imm = v.offset;
             n.dyn_string = v.dyn_string;
+            n.var = var_index(v);
             prog_.min_size_ = std::max(prog_.min_size_, v.need);
             return add(n);
         }
@@ -460,6 +465,14 @@ private:
         if (!msg.empty()) fail(bad + 1 < at.size() ? at[bad + 1] : at[0], name + " format: " + msg);
         prog_.formats_.push_back(std::move(f));
         return int32_t(prog_.formats_.size() - 1);
+    }
+
+    // The variable's row in Program::globals_ (the listing's "Global variable:"), added once.
+    int32_t var_index(const VarInfo& v) {
+        for (size_t k = 0; k < prog_.globals_.size(); ++k)
+            if (prog_.globals_[k].name == v.name) return int32_t(k);
+        prog_.globals_.push_back({v.name, var_decl(v), v.space, v.offset});
+        return int32_t(prog_.globals_.size() - 1);
     }
 
     std::vector<VarInfo> vars_;

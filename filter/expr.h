@@ -128,6 +128,7 @@ struct Node {
     bool dyn_string = false;
     int64_t imm = 0;                 // literal, field offset, pointer scale, string pool index, arg count
     int32_t a = -1, b = -1, c = -1;  // children; Call: a = first index into args_, b = format
+    int32_t var = -1;                // a variable's row in Program::globals_ (the listing)
 };
 }  // namespace detail
 
@@ -159,6 +160,11 @@ public:
     }
     bool uses_ksymbol() const { return uses_ksymbol_; }  // the caller loads kallsyms only if true
     const std::string& source() const { return source_; }
+    // The compiled program in our own IR notation, under upstream's three headings:
+    // "Instruction:" (one node a line, children first), "Global variable:", "Strings:".
+    std::string listing() const;
+    // With a non-null `trace`, eval() prints each node it evaluates and its value there (-v).
+    void set_trace(FILE* trace) { trace_ = trace; }
 
 private:
     friend class Compiler;
@@ -167,12 +173,26 @@ private:
         uint64_t key = 0;
     };
     struct State;
-    int64_t ev(int32_t i, State& s) const;
+    int64_t ev(int32_t i, State& s) const {
+        int64_t v = ev_node(i, s);
+        if (trace_) trace_node(i, v);
+        return v;
+    }
+    int64_t ev_node(int32_t i, State& s) const;
+    void trace_node(int32_t i, int64_t v) const;
+    std::string node_text(int32_t i) const;
     uint8_t* addr(int32_t i, State& s) const;
     int64_t write(const detail::Node& n, State& s) const;  // =, ++, --
     int64_t call(const detail::Node& n, State& s) const;   // the builtin functions
 
+    struct Global {
+        std::string name, decl;
+        uint8_t space;
+        uint32_t offset;
+    };
     std::string source_;
+    std::vector<Global> globals_;  // the variables the program names, for the listing
+    FILE* trace_ = nullptr;
     std::vector<detail::Node> nodes_;
     std::vector<int32_t> args_;
     std::deque<std::string> strings_;             // deque: c_str() stays put while literals are added

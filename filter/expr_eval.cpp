@@ -147,11 +147,12 @@ int64_t div_mod(bool div, bool uns, int64_t a, int64_t b) {
 
 uint8_t* Program::addr(int32_t i, State& s) const {
     const Node& n = nodes_[i];
+    if (n.op == Op::Cast) return addr(n.a, s);  // a cast lvalue: the variable under it
     if (n.op == Op::Var) return n.space ? reinterpret_cast<uint8_t*>(&regs_) + n.imm : s.base + n.imm;
     return reinterpret_cast<uint8_t*>(uintptr_t(ev(n.a, s)));  // Deref
 }
 
-int64_t Program::ev(int32_t i, State& s) const {
+int64_t Program::ev_node(int32_t i, State& s) const {
     const Node& n = nodes_[i];
     // Unsigned arithmetic everywhere: two's-complement wrap instead of signed-overflow UB.
     auto A = [&] { return ev(n.a, s); };
@@ -269,16 +270,20 @@ int64_t Program::ev(int32_t i, State& s) const {
 }
 
 int64_t Program::write(const Node& n, State& s) const {
+    // The stored width is the variable's own; under a cast the value is computed in the cast's type.
+    int32_t base = n.a;
+    while (nodes_[base].op == Op::Cast) base = nodes_[base].a;
+    Type bt = nodes_[base].type;
+    uint8_t* p = addr(base, s);
     if (n.op == Op::Assign) {
-        uint8_t* p = addr(n.a, s);
         int64_t v = convert(ev(n.b, s), n.type);
-        store(p, n.type, v);
+        store(p, bt, v);
         return v;
     }
-    uint8_t* p = addr(n.a, s);  // PreInc, PostInc (-- is an increment by -1)
-    int64_t old = load(p, n.type);
+    // PreInc, PostInc (-- is an increment by -1)
+    int64_t old = convert(load(p, bt), n.type);
     int64_t v = convert(int64_t(uint64_t(old) + uint64_t(n.imm)), n.type);
-    store(p, n.type, v);
+    store(p, bt, v);
     return n.op == Op::PreInc ? v : old;
 }
 

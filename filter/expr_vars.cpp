@@ -60,6 +60,8 @@ std::vector<VarInfo> make_vars(std::span<const Field> fields, const CompileOptio
     }
     regs("_cpu", 0, Type{4, false, 0});
     regs("_pid", 4, Type{4, false, 0});
+    regs("__cpu", 0, Type{4, false, 0});  // upstream's later spelling of the same two
+    regs("__pid", 4, Type{4, false, 0});
     return v;
 }
 

@@ -1,6 +1,7 @@
 // Checked printf-style formats (see printf_format.h).
 #include "filter/printf_format.h"
 
+#include <cctype>
 #include <climits>
 #include <cstring>
 
@@ -128,6 +129,14 @@ std::string parse(std::string_view f, Format& out, size_t* at) {
         if (c == 'C' || c == 'S' || ((c == 'c' || c == 's') && len == "l"))
             return fail(conv_text() + ": wide characters are not supported");
         if (c == 'm') return fail(conv_text() + " (errno's text) is not supported");
+        // glibc prints a conversion ending in punctuation as written, taking no argument: upstream's
+        // "pid%10=%d" shows "pid%10=" then the value. A letter, or '%' after flags, stays an error.
+        if (std::isprint((unsigned char)c) && std::ispunct((unsigned char)c) && c != '%' && !p.star_width &&
+            !p.star_prec) {
+            lit += p.text;
+            ++i;
+            continue;
+        }
         if (!integer && c != 'c' && c != 's' && c != 'p') return fail("unknown conversion " + conv_text());
         if (integer) {
             if (len == "hh") {

@@ -62,7 +62,7 @@ TEST(Registry, CommandsAreTheOnesWithoutSession) {
     std::vector<std::string> commands;
     for (const ProfilerInfo* p : all_profilers())
         if (p->is_command()) commands.emplace_back(p->name);
-    EXPECT_EQ(commands, (std::vector<std::string>{"list", "usdt", "flamegraph", "heatmap", "serve"}));
+    EXPECT_EQ(commands, (std::vector<std::string>{"list", "usdt", "flamegraph", "heatmap", "serve", "kcore"}));
 }
 
 TEST(Registry, NamesAndLookup) {
