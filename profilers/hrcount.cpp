@@ -71,7 +71,7 @@ public:
             line_ += " ns\n";
             std::fwrite(line_.data(), 1, line_.size(), ctx_.out());
         }
-        run_->flush(false);
+        run_->flush(true);
     }
 
     void tick() override {
@@ -80,7 +80,7 @@ public:
     }
 
     void interval() override {
-        if (run_) run_->flush(true);
+        if (run_) run_->flush(false);
     }
 
 private:

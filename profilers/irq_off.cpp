@@ -54,6 +54,7 @@ public:
             throw Error::usage("--exclude-user and --exclude-kernel leave nothing to sample");
         EventSpec ev = counters::clock_leader(own_.period_ns, 0);
         ev.attr.read_format = 0;
+        ev.start_disabled = false;  // alone: nothing to enable first
         ev.attr.exclude_user = own_.exclude_user;
         ev.attr.exclude_kernel = own_.exclude_kernel;
         ev.attr.exclude_guest = own_.exclude_guest;

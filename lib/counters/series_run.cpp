@@ -52,8 +52,8 @@ void SeriesRun::flush(bool check_reset) {
     std::string wall = core::format_wall(core::realtime_now_ns());
     wall += ' ';
     out_.clear();
-    series_->print_ready(wall, out_);
-    if (check_reset && series_->needs_reset()) {
+    const int printed = series_->print_ready(wall, out_);
+    if (check_reset && printed && series_->needs_reset()) {
         out_ += wall + profiler_ + " reset\n";
         ctx_.enable_event(0, false);
         ctx_.enable_event(0, true);

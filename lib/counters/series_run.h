@@ -22,8 +22,9 @@ public:
     // One group read of `instance`; returns the leader's (cpu-clock) delta, 0 on the first
     // read of an instance (its baseline). `late` says whether the timer was late.
     uint64_t on_read(int instance, const uint64_t* words, size_t n, bool& late);
-    // Prints the complete rounds; with `check_reset` (the -i tick, when every ring has been
-    // read) applies the reset rule.
+    // Prints the complete rounds; with `check_reset`, when a round was printed (the moment the
+    // slowest instance completed it), applies the reset rule. Not at the -i tick: a ring read
+    // halfway through the batches of wakeup_events = H looks H samples behind.
     void flush(bool check_reset);
 
 private:
