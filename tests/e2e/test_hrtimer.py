@@ -15,7 +15,7 @@ HEAD = r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}     pid +\d+ tid +\d+ \[001\] \d
 def fired(pp, workload):
     return burst_run(pp, workload, lambda pid: ["hrtimer", "-e", "%s/common_pid==%d/" % (EV, pid), "-C", "1",
                                                 "--period", "50ms", "sys_enter_getppid>=1000"],
-                     calls=3000, settle=0.8, after=0.6)
+                     calls=3000, settle=1.5, after=1.0)
 
 
 def test_fires_only_in_the_burst_period(fired):
@@ -31,7 +31,7 @@ def test_fires_only_in_the_burst_period(fired):
 def test_false_expression_prints_nothing(pp, workload):
     rc, out, err = burst_run(pp, workload, lambda pid: ["hrtimer", "-e", "%s/common_pid==%d/" % (EV, pid),
                                                         "-C", "1", "--period", "50ms", "sys_enter_getppid>=5000"],
-                             calls=3000, settle=0.8, after=0.6)
+                             calls=3000, settle=1.5, after=1.0)
     assert rc == 0 and err == "" and out == "", out
 
 
