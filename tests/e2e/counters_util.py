@@ -10,10 +10,13 @@ from conftest import Bg
 TOTAL_RE = re.compile(r"\| total (\d+)$")
 
 
-def burst_run(pp, workload, make_args, calls=1000, pages=0, settle=1.2, after=2.3, cpu=1):
+def burst_run(pp, workload, make_args, calls=1000, pages=0, settle=1.2, after=2.3, cpu=1, spin=False):
     """Starts `ppid_burst CALLS PAGES go` pinned on `cpu`, then perf-prof with make_args(pid),
     lets it settle, releases the burst, waits `after` seconds and stops perf-prof with SIGINT.
-    Returns (rc, stdout, stderr) of perf-prof."""
+    Returns (rc, stdout, stderr) of perf-prof. spin: a busy loop shares `cpu` meanwhile, so
+    that its cpu-clock timer fires on time (an idle vCPU's timer can be late by seconds)."""
+    spinner = subprocess.Popen(["taskset", "-c", str(cpu), "timeout", "12", "sh", "-c", "while :; do :; done"]) \
+        if spin else None
     wl = Bg(["taskset", "-c", str(cpu), workload("ppid_burst"), str(calls), str(pages), "go"],
             stdin=subprocess.PIPE)
     wl.wait_line(r"^ready", timeout=10)
@@ -27,6 +30,9 @@ def burst_run(pp, workload, make_args, calls=1000, pages=0, settle=1.2, after=2.
     res = prof.finish(timeout=10)
     wl.p.stdin.close()
     wl.finish(timeout=10)
+    if spinner:
+        spinner.terminate()  # timeout passes SIGTERM on to the loop
+        spinner.wait()
     return res
 
 

@@ -15,7 +15,7 @@ def burst(pp, workload):
     # On CPU 1 alone: an idle vCPU's timer can be late by a second, and the reset rule then
     # clears every series of a multi-CPU run (SPEC's rule), counts included.
     return burst_run(pp, workload, lambda pid: ["hrcount", "-e", "%s/common_pid==%d/" % (EV, pid),
-                                                "--period", "100ms", "-i", "500", "--perins", "-C", "1"], after=3.5)
+                                                "--period", "100ms", "-i", "500", "--perins", "-C", "1"], after=3.5, spin=True)
 
 
 def test_totals_equal_the_calls(burst):

@@ -15,7 +15,7 @@ HEAD = r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}     pid +\d+ tid +\d+ \[001\] \d
 def fired(pp, workload):
     return burst_run(pp, workload, lambda pid: ["hrtimer", "-e", "%s/common_pid==%d/" % (EV, pid), "-C", "1",
                                                 "--period", "50ms", "sys_enter_getppid>=1000"],
-                     calls=3000, settle=1.5, after=1.0)
+                     calls=3000, settle=1.5, after=1.0, spin=True)
 
 
 def test_fires_only_in_the_burst_period(fired):
