@@ -27,7 +27,7 @@ def test_totals_equal_the_calls(burst):
     assert re.search(r"^\[001\] %s( *\d+\|){4} *\d+ \| total \d+$" % EV, out, re.M), out
 
 
-def run_for(pp, args, secs=2.3):
+def run_for(pp, args, secs=1.7):
     b = pp.start(args)
     time.sleep(secs)
     b.send(signal.SIGINT)
