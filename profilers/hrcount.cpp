@@ -8,6 +8,7 @@
 #include "core/time.h"
 #include "counters/group_plan.h"
 #include "counters/series_run.h"
+#include "event/resolve.h"
 #include "perf-prof/error.h"
 #include "perf-prof/own_options.h"
 #include "perf-prof/profiler.h"
@@ -92,6 +93,13 @@ private:
     bool enabled_ = false;
 };
 
+std::string help_template(const Options& opt, const std::vector<event::Resolved>& events) {
+    const HrcountOptions& own = opt.own_as<HrcountOptions>();
+    std::string tail = own.period_ns ? "--period " + std::to_string(own.period_ns) + " " : "[--period .] ";
+    tail += opt.perins ? "--perins " : "[--perins] ";
+    return counters::help_line("hrcount", opt, events, tail);
+}
+
 }  // namespace
 
 extern const ProfilerInfo hrcount_info;
@@ -111,6 +119,7 @@ const ProfilerInfo hrcount_info = {
     .options = {{Opt::Event, "events to count (counting only, kernel filters only)"},
                 {Opt::Perins, "one series per CPU"}},
     .create = create_profiler<Hrcount>,
+    .help_template = help_template,
     .own_options = kOwnOptions,
     .make_options = Own::make,
 };

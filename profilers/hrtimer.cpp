@@ -8,6 +8,7 @@
 #include "counters/count_expr.h"
 #include "counters/group_plan.h"
 #include "counters/series.h"
+#include "event/resolve.h"
 #include "perf-prof/error.h"
 #include "perf-prof/own_options.h"
 #include "perf-prof/profiler.h"
@@ -140,6 +141,16 @@ void Hrtimer::sample(const Sample& s) noexcept {
     std::fwrite(line_.data(), 1, line_.size(), ctx_.out());
 }
 
+std::string help_template(const Options& opt, const std::vector<event::Resolved>& events) {
+    const HrtimerOptions& own = opt.own_as<HrtimerOptions>();
+    std::string tail = own.period_ns ? "--period " + std::to_string(own.period_ns) + " "
+                       : own.freq    ? "-F " + std::to_string(own.freq) + " "
+                                     : "(-F . | --period .) ";
+    tail += opt.call_graph ? "-g " : "[-g] ";
+    tail += opt.words.empty() ? "EXPRESSION " : "'" + opt.words[0] + "' ";
+    return counters::help_line("hrtimer", opt, events, tail);
+}
+
 }  // namespace
 
 extern const ProfilerInfo hrtimer_info;
@@ -163,6 +174,7 @@ const ProfilerInfo hrtimer_info = {
                 {Opt::CallGraph, "print the interrupted stack"}},
     .create = create_profiler<Hrtimer>,
     .takes_words = true,
+    .help_template = help_template,
     .own_options = kOwnOptions,
     .make_options = Own::make,
 };

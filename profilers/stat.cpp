@@ -6,6 +6,7 @@
 #include "core/parse.h"
 #include "counters/group_plan.h"
 #include "counters/series_run.h"
+#include "event/resolve.h"
 #include "perf-prof/error.h"
 #include "perf-prof/own_options.h"
 #include "perf-prof/profiler.h"
@@ -75,6 +76,14 @@ private:
     bool enabled_ = false;
 };
 
+std::string help_template(const Options& opt, const std::vector<event::Resolved>& events) {
+    const StatOptions& own = opt.own_as<StatOptions>();
+    std::string tail = own.period_ns ? "--period " + std::to_string(own.period_ns) + " " : "[--period .] ";
+    tail += opt.perins ? "--perins " : "[--perins] ";
+    tail += opt.pids.empty() ? "[-p .] " : "-p " + opt.pids + " ";
+    return counters::help_line("stat", opt, events, tail);
+}
+
 }  // namespace
 
 extern const ProfilerInfo stat_info;
@@ -95,6 +104,7 @@ const ProfilerInfo stat_info = {
     .options = {{Opt::Event, "events to count (counting only, kernel filters only)"},
                 {Opt::Perins, "one series per CPU or thread"}},
     .create = create_profiler<Stat>,
+    .help_template = help_template,
     .own_options = kOwnOptions,
     .make_options = Own::make,
 };

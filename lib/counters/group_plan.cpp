@@ -119,3 +119,28 @@ void append_timer_line(Context& ctx, const Sample& s, const char* name, uint64_t
     out += " ns\n";
 }
 }  // namespace perfprof::counters
+
+namespace perfprof::counters {
+std::string help_line(const char* profiler, const Options& opt, const std::vector<event::Resolved>& events,
+                      const std::string& tail) {
+    std::string t = std::string("perf-prof ") + profiler + " -e \"";
+    bool first = true;
+    for (const event::Resolved& r : events) {
+        if (r.item.kind == event::Kind::Profiler) continue;
+        if (!first) t += ',';
+        first = false;
+        t += r.item.sys + ":" + r.item.name + "/" + (r.item.filter.empty() ? "." : r.item.filter) + "/";
+        t += r.item.attrs.alias.empty() ? "[alias=./]" : "alias=" + r.item.attrs.alias + "/";
+        const std::vector<int>& c = r.item.attrs.cpus;
+        if (c.empty())
+            t += "[cpus=./]";
+        else if (c.back() - c.front() + 1 == int(c.size()))  // a range (a list would need commas)
+            t += "cpus=" + std::to_string(c.front()) + (c.size() > 1 ? "-" + std::to_string(c.back()) : "") + "/";
+    }
+    t += "\" " + tail;
+    t += opt.cpus.empty() ? "[-C .] " : "-C " + opt.cpus + " ";
+    t += opt.interval_ms ? "-i " + std::to_string(opt.interval_ms) + " " : "[-i .] ";
+    t += "\n";
+    return t;
+}
+}  // namespace perfprof::counters

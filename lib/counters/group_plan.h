@@ -50,3 +50,14 @@ namespace perfprof::counters {
 void append_evts_t(uint64_t t, std::string& out);
 void append_timer_line(Context& ctx, const Sample& s, const char* name, uint64_t ns, std::string& out);
 }  // namespace perfprof::counters
+
+namespace perfprof::event {
+struct Resolved;
+}
+namespace perfprof::counters {
+// The `help` word's template (SPEC §1.10, §P0) of hrcount, stat and hrtimer: the events with
+// their filters and the attributes these profilers read (cpus=, alias=), then `tail`
+// (the profiler's own options: "[--period .] [--perins]", ...) and the -C/-i given or hinted.
+std::string help_line(const char* profiler, const Options& opt, const std::vector<event::Resolved>& events,
+                      const std::string& tail);
+}  // namespace perfprof::counters

@@ -62,6 +62,10 @@ def test_verbose_leader_lines(pp):
 
 
 def test_help_and_bad_input(pp):
+    rc, out, err = pp.run(["hrcount", "-e", "sched:sched_switch//cpus=0-1/", "--period", "50ms", "help"])
+    assert rc == 0 and err == ""
+    assert out.splitlines()[1].startswith(
+        'perf-prof hrcount -e "sched:sched_switch/./[alias=./]cpus=0-1/" --period 50000000 [--perins]'), out
     rc, out, err = pp.run(["hrcount", "-h"])
     assert rc == 129 and "--period" in err
     for args, msg in [(["hrcount", "-e", "sched:sched_switch", "-p", "1"], "hrcount can only be attached to cpu."),
