@@ -100,7 +100,7 @@ void append_ip(sym::Symbolizer& symbols, uint32_t pid, uint64_t ip, bool user_sy
         const char* name = symbols.kernel()->find(ip, &off);
         if (name) {
             out += name;
-            std::snprintf(buf, sizeof(buf), "+%#" PRIx64, off);
+            std::snprintf(buf, sizeof(buf), "+0x%" PRIx64, off);
             out += buf;
             return;
         }
@@ -108,7 +108,7 @@ void append_ip(sym::Symbolizer& symbols, uint32_t pid, uint64_t ip, bool user_sy
         sym::Frame f;
         if (symbols.resolve(pid, ip, f) && f.sym) {
             out += *f.sym;
-            std::snprintf(buf, sizeof(buf), "+%#" PRIx64, f.offset);
+            std::snprintf(buf, sizeof(buf), "+0x%" PRIx64, f.offset);
             out += buf;
         } else {
             out += "Unknown";

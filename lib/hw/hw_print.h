@@ -53,7 +53,7 @@ inline bool kernel_address(uint64_t a) {
     return a >= 0xffff000000000000ull;
 }
 
-// SPEC §P8's IP: "{sym}+{off:#x}" for a kernel ip (kallsyms); for a user ip, when `user_symbols`
+// SPEC §P8's IP: "{sym}+0x{off:x}" (0x0 at a symbol's start) for a kernel ip (kallsyms); for a user ip, when `user_symbols`
 // (samples handled as they come, the process still there) its symbol in process `pid`
 // ("Unknown" when none), else the raw "{ip:016x}".
 void append_ip(sym::Symbolizer& symbols, uint32_t pid, uint64_t ip, bool user_symbols, std::string& out);
