@@ -75,6 +75,7 @@ void append_head(Context& ctx, uint64_t time, uint32_t tid, uint32_t cpu, std::s
     if (!title.empty()) {
         line += title;
         if (title.size() < 26) line.append(26 - title.size(), ' ');
+        line += "  ";  // the marker column titled lines have (output::append_line_head)
     } else {
         ctx.wall(time, line);
     }

@@ -44,7 +44,8 @@ void append_regs_block(uint64_t mask, const uint64_t* values, std::string& out);
 void append_evts_t(uint64_t ns, std::string& out);
 
 // "{WALL(ev)} {comm:>16} {tid:>6} [{cpu:03}] {EVTS-T}: ". A non-empty `title` (Sample::title,
-// multi-trace --detail) replaces WALL, padded to its 26 columns.
+// multi-trace --detail) replaces WALL, padded to its 26 columns, and is followed by the blank
+// marker column of titled lines, as output::append_line_head does.
 void append_head(Context& ctx, uint64_t time, uint32_t tid, uint32_t cpu, std::string& line,
                  std::string_view title = {});
 
