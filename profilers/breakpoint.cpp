@@ -59,7 +59,8 @@ public:
             kernel = opt.kernel_callchain.value_or(true);
             user = opt.user_callchain.value_or(true);
             if (!kernel && !user)
-                throw Error::usage("breakpoint: -g with --no-kernel-callchain and --no-user-callchain records no frame");
+                throw Error::usage(
+                    "breakpoint: -g with --no-kernel-callchain and --no-user-callchain records no frame");
         }
         EventPlan p;
         for (const hw::Breakpoint& bp : bps_) {
@@ -86,15 +87,20 @@ public:
             refused_execute(a);
             if (opt.verbose > 0) {
                 char buf[80];
-                std::snprintf(buf, sizeof(buf), "%#llx len %u type %s\n", static_cast<unsigned long long>(bp.addr),
-                              bp.len, hw::type_letters(bp.type).c_str());
+                std::snprintf(buf, sizeof(buf), "%#llx len %u type %s\n",
+                              static_cast<unsigned long long>(bp.addr), bp.len,
+                              hw::type_letters(bp.type).c_str());
                 std::fputs(buf, ctx_.out());
             }
             p.events.push_back(std::move(ev));
         }
         stack::stack_outputs(opt, ctx_.symbolizer(),
-                             {.profiler = "breakpoint", .stacks = opt.call_graph, .kernel = kernel, .user = user,
-                              .flame_count = "hits", .flame = opt.call_graph})
+                             {.profiler = "breakpoint",
+                              .stacks = opt.call_graph,
+                              .kernel = kernel,
+                              .user = user,
+                              .flame_count = "hits",
+                              .flame = opt.call_graph})
             .move_to(printer_, flame_, pprof_);
         user_symbols_ = !opt.watermark;
         regs_ = opt.verbose >= 0;

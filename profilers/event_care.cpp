@@ -46,7 +46,8 @@ public:
             printer_ = std::make_unique<stack::Printer>(ctx_.symbolizer(), kernel, user);
         }
         EventPlan p;
-        for (event::Resolved& r : event::resolve_event_list(list, ctx_.tep(), opt.verbose, profiler_names())) {
+        for (event::Resolved& r :
+             event::resolve_event_list(list, ctx_.tep(), opt.verbose, profiler_names())) {
             if (r.item.kind == event::Kind::Profiler)
                 throw Error::usage("event-care: " + r.item.sys + " is a profiler: event-care checks events");
             EventSpec ev = event::planned_event(r, false, false, false);

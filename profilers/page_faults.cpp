@@ -50,21 +50,26 @@ public:
         a.type = PERF_TYPE_SOFTWARE;
         a.config = PERF_COUNT_SW_PAGE_FAULTS;
         a.sample_period = 1;
-        a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU;
+        a.sample_type =
+            PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU;
         a.pinned = 1;
         a.exclude_user = own.exclude_user;
         a.exclude_kernel = own.exclude_kernel;
         if (opt.call_graph) {
             const bool kernel = opt.kernel_callchain.value_or(true), user = opt.user_callchain.value_or(true);
             if (!kernel && !user)
-                throw Error::usage("page-faults: -g with --no-kernel-callchain and --no-user-callchain records no frame");
+                throw Error::usage(
+                    "page-faults: -g with --no-kernel-callchain and --no-user-callchain records no frame");
             unwind::request_stacks(a, kernel, user, opt.dwarf_stack);
             // The user registers at the fault (the dwarf unwinder's set when it asked for one).
             a.sample_type |= PERF_SAMPLE_REGS_USER;
             if (!a.sample_regs_user) a.sample_regs_user = hw::kX86GeneralRegs;
             printer_ = stack::stack_outputs(opt, ctx_.symbolizer(),
-                                            {.profiler = "page-faults", .stacks = true, .kernel = kernel,
-                                             .user = user, .flame = false})
+                                            {.profiler = "page-faults",
+                                             .stacks = true,
+                                             .kernel = kernel,
+                                             .user = user,
+                                             .flame = false})
                            .printer;
         }
         // Processed as they come (no --watermark): the faulting process still exists and its

@@ -69,7 +69,8 @@ uint64_t kallsyms_addr(const std::string& name) {
         const size_t sp1 = line.find(' '), sp2 = line.find(' ', sp1 + 1);
         if (sp2 == std::string::npos) continue;
         const std::string_view sym = std::string_view(line).substr(sp2 + 1);
-        if (sym == name || (sym.size() > name.size() && sym.substr(0, name.size()) == name && sym[name.size()] == '\t')) {
+        if (sym == name ||
+            (sym.size() > name.size() && sym.substr(0, name.size()) == name && sym[name.size()] == '\t')) {
             uint64_t v = 0;
             if (core::parse_hex(std::string_view(line).substr(0, sp1), v)) return v;
         }
@@ -126,10 +127,12 @@ public:
 
     // Recommendation (SPEC §P20): stage 1 that has not ended after 2T seconds says why.
     void tick() override {
-        if (stage2_ || warned_ || core::monotonic_now_ns() - started_ < int64_t(2 * thresh_) * 1'000'000'000) return;
+        if (stage2_ || warned_ || core::monotonic_now_ns() - started_ < int64_t(2 * thresh_) * 1'000'000'000)
+            return;
         warned_ = true;
         std::fprintf(stderr,
-                     "perf-prof: watchdog: after %" PRIu64 " s the watchdog hrtimer of %zu of %zu CPUs is still "
+                     "perf-prof: watchdog: after %" PRIu64
+                     " s the watchdog hrtimer of %zu of %zu CPUs is still "
                      "unknown: is the kernel watchdog running there? (kernel.watchdog, "
                      "kernel.watchdog_cpumask)\n",
                      2 * thresh_, discovery_->cpus() - discovery_->found_count(), discovery_->cpus());
@@ -180,7 +183,8 @@ EventPlan Watchdog::plan() {
     const std::string text = core::read_file_or_empty("/proc/sys/kernel/watchdog_thresh");
     if (text.empty()) throw Error("watchdog: cannot read /proc/sys/kernel/watchdog_thresh");
     thresh_ = hw::parse_watchdog_thresh(text);
-    if (thresh_ == 0) throw Error("watchdog: kernel.watchdog_thresh is 0: the kernel's lockup detectors are off");
+    if (thresh_ == 0)
+        throw Error("watchdog: kernel.watchdog_thresh is 0: the kernel's lockup detectors are off");
     // The CPUs: -C (else the online ones) within the watchdog's own cpumask.
     std::vector<int> cpus = core::parse_cpu_list(opt.cpus.empty() ? core::online_cpus_text() : opt.cpus);
     const std::vector<int> online = core::parse_cpu_list(core::online_cpus_text());
@@ -191,7 +195,8 @@ EventPlan Watchdog::plan() {
         return std::find(allowed.begin(), allowed.end(), c) == allowed.end() ||
                std::find(online.begin(), online.end(), c) == online.end();
     });
-    if (cpus.empty()) throw Error::usage("watchdog: no CPU of -C is in kernel.watchdog_cpumask (" + mask + ")");
+    if (cpus.empty())
+        throw Error::usage("watchdog: no CPU of -C is in kernel.watchdog_cpumask (" + mask + ")");
     const uint64_t fn = kallsyms_addr("watchdog_timer_fn");
     if (!fn) throw Error("watchdog: watchdog_timer_fn is not in /proc/kallsyms");
 
@@ -204,7 +209,8 @@ EventPlan Watchdog::plan() {
         ev.attr.type = PERF_TYPE_TRACEPOINT;
         ev.attr.config = uint64_t(ev.tp->id);
         ev.attr.sample_period = 1;
-        ev.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+        ev.attr.sample_type =
+            PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
         ev.attr.pinned = 1;
         ev.cpus = cpus;
         return ev;
@@ -213,7 +219,8 @@ EventPlan Watchdog::plan() {
     p.events.push_back(tracepoint("timer", "hrtimer_expire_entry"));
     p.events[kStage1].filter = "function==" + hex(fn);
     hrtimer_field_ = filter::RecordField::integer(p.events[kStage1].fields, "hrtimer");
-    if (!hrtimer_field_.ok) throw Error("watchdog: timer:hrtimer_expire_entry has no integer field 'hrtimer'");
+    if (!hrtimer_field_.ok)
+        throw Error("watchdog: timer:hrtimer_expire_entry has no integer field 'hrtimer'");
     for (const char* name : {"hrtimer_expire_entry", "hrtimer_start", "hrtimer_cancel"}) {
         p.events.push_back(tracepoint("timer", name));
         p.events.back().start_disabled = true;
@@ -298,15 +305,18 @@ void Watchdog::start_stage2() {
         for (int e : {kExpire, kStart, kCancel}) {
             const std::string err = ctx_.set_filter(e, i, filter);
             if (!err.empty())
-                std::fprintf(stderr, "perf-prof: watchdog: CPU %d: filter '%s': %s\n", cpu, filter.c_str(), err.c_str());
+                std::fprintf(stderr, "perf-prof: watchdog: CPU %d: filter '%s': %s\n", cpu, filter.c_str(),
+                             err.c_str());
             else if (verbose > 0)
                 std::fprintf(ctx_.out(), "watchdog: CPU %d %s filter %s\n", cpu,
-                             e == kExpire ? "timer:hrtimer_expire_entry" : e == kStart ? "timer:hrtimer_start"
-                                                                                       : "timer:hrtimer_cancel",
+                             e == kExpire  ? "timer:hrtimer_expire_entry"
+                             : e == kStart ? "timer:hrtimer_start"
+                                           : "timer:hrtimer_cancel",
                              filter.c_str());
         }
     }
-    if (verbose > 0) std::fprintf(ctx_.out(), "watchdog: sched:sched_switch filter next_comm~\"migration/*\"\n");
+    if (verbose > 0)
+        std::fprintf(ctx_.out(), "watchdog: sched:sched_switch filter next_comm~\"migration/*\"\n");
     for (int e : {kExpire, kStart, kCancel, kSwitch, kClock}) ctx_.enable_event(e, true);
     ctx_.enable_event(kStage1, false);
     sync_out();

@@ -19,16 +19,38 @@ namespace perfprof::hw {
 // The kernel's enum perf_event_x86_regs (arch/x86/include/uapi/asm/perf_regs.h): a sample's
 // REGS_USER / REGS_INTR values come one per bit of the mask, lowest bit first.
 enum X86Reg {
-    kAX, kBX, kCX, kDX, kSI, kDI, kBP, kSP, kIP, kFLAGS, kCS, kSS, kDS, kES, kFS, kGS,
-    kR8, kR9, kR10, kR11, kR12, kR13, kR14, kR15,
+    kAX,
+    kBX,
+    kCX,
+    kDX,
+    kSI,
+    kDI,
+    kBP,
+    kSP,
+    kIP,
+    kFLAGS,
+    kCS,
+    kSS,
+    kDS,
+    kES,
+    kFS,
+    kGS,
+    kR8,
+    kR9,
+    kR10,
+    kR11,
+    kR12,
+    kR13,
+    kR14,
+    kR15,
     kX86RegCount
 };
 
 // Every general register but the segment registers DS, ES, FS, GS (SPEC §P8's
 // sample_regs_user and §P12's sample_regs_intr).
-constexpr uint64_t kX86GeneralRegs = ((uint64_t(1) << kX86RegCount) - 1) &
-                                     ~((uint64_t(1) << kDS) | (uint64_t(1) << kES) |
-                                       (uint64_t(1) << kFS) | (uint64_t(1) << kGS));
+constexpr uint64_t kX86GeneralRegs =
+    ((uint64_t(1) << kX86RegCount) - 1) &
+    ~((uint64_t(1) << kDS) | (uint64_t(1) << kES) | (uint64_t(1) << kFS) | (uint64_t(1) << kGS));
 
 // The value of `reg` among `values` sampled with `mask`; false (v = 0) when not sampled.
 bool reg_value(uint64_t mask, const uint64_t* values, int reg, uint64_t& v);
@@ -54,8 +76,8 @@ inline bool kernel_address(uint64_t a) {
     return a >= 0xffff000000000000ull;
 }
 
-// SPEC §P8's IP: "{sym}+0x{off:x}" (0x0 at a symbol's start) for a kernel ip (kallsyms); for a user ip, when `user_symbols`
-// (samples handled as they come, the process still there) its symbol in process `pid`
+// SPEC §P8's IP: "{sym}+0x{off:x}" (0x0 at a symbol's start) for a kernel ip (kallsyms); for a user ip, when
+// `user_symbols` (samples handled as they come, the process still there) its symbol in process `pid`
 // ("Unknown" when none), else the raw "{ip:016x}".
 void append_ip(sym::Symbolizer& symbols, uint32_t pid, uint64_t ip, bool user_symbols, std::string& out);
 

@@ -7,7 +7,8 @@
 namespace perfprof::hw {
 
 void append_stack_with_regs(stack::Printer& printer, const uint64_t* chain, uint64_t nr, uint32_t pid,
-                            int max_stack, uint64_t mask, const uint64_t* values, RegsAt at, std::string& out) {
+                            int max_stack, uint64_t mask, const uint64_t* values, RegsAt at,
+                            std::string& out) {
     if (!chain) nr = 0;
     const uint64_t marker = at == RegsAt::UserPart ? PERF_CONTEXT_USER : PERF_CONTEXT_KERNEL;
     uint64_t split = nr;

@@ -18,6 +18,7 @@ enum class RegsAt { UserPart, KernelPart };
 // (`mask`, `values`; none when values is null) printed before the part `at` names; a chain
 // without that part gets the block after its last line.
 void append_stack_with_regs(stack::Printer& printer, const uint64_t* chain, uint64_t nr, uint32_t pid,
-                            int max_stack, uint64_t mask, const uint64_t* values, RegsAt at, std::string& out);
+                            int max_stack, uint64_t mask, const uint64_t* values, RegsAt at,
+                            std::string& out);
 
 }  // namespace perfprof::hw

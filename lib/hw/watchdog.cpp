@@ -41,7 +41,9 @@ uint64_t WatchdogDiscovery::hrtimer(int cpu) const {
 }
 
 LockupPredictor::LockupPredictor(uint64_t thresh_s, int verbose)
-    : soft_(thresh_s * 2 / 5), hard_(thresh_s * 2 * (1000000000ull / 5) + 1000000000ull / 5), verbose_(verbose) {}
+    : soft_(thresh_s * 2 / 5),
+      hard_(thresh_s * 2 * (1000000000ull / 5) + 1000000000ull / 5),
+      verbose_(verbose) {}
 
 LockupPredictor::Cpu& LockupPredictor::at(int cpu) {
     const size_t c = cpu < 0 ? 0 : size_t(cpu);
@@ -52,8 +54,8 @@ LockupPredictor::Cpu& LockupPredictor::at(int cpu) {
 namespace {
 
 // "{what}: {kind} lockup - CPU#{cpu} [{now} - {touch} {op} {thresh}]"
-std::string lockup_text(const char* what, const char* kind, int cpu, uint64_t now, uint64_t touch, const char* op,
-                        uint64_t thresh) {
+std::string lockup_text(const char* what, const char* kind, int cpu, uint64_t now, uint64_t touch,
+                        const char* op, uint64_t thresh) {
     std::string m = what;
     m += ": ";
     m += kind;

@@ -74,8 +74,8 @@ TEST(HwPlan, BreakpointOneEventPerAddress) {
     EXPECT_EQ(w.bp_type, uint32_t(HW_BREAKPOINT_W));
     EXPECT_EQ(w.sample_regs_intr, hw::kX86GeneralRegs);
     EXPECT_EQ(w.sample_type & ~uint64_t(PERF_SAMPLE_CALLCHAIN),
-              uint64_t(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_CPU |
-                       PERF_SAMPLE_REGS_INTR));
+              uint64_t(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR |
+                       PERF_SAMPLE_CPU | PERF_SAMPLE_REGS_INTR));
     EXPECT_TRUE(w.sample_type & PERF_SAMPLE_CALLCHAIN);
     EXPECT_EQ(p.events[1].attr.bp_type, uint32_t(HW_BREAKPOINT_RW));
     EXPECT_EQ(p.events[1].attr.bp_len, 1u);
@@ -100,7 +100,8 @@ TEST(HwPlan, BreakpointErrors) {
     EXPECT_NE(plan_error({"breakpoint"}).find("<addr> needs to be specified."), std::string::npos);
     EXPECT_NE(plan_error({"breakpoint", "0x1", "0x2", "0x3", "0x4", "0x5"}).find("Up to 4 breakpoints"),
               std::string::npos);
-    EXPECT_NE(plan_error({"breakpoint", "0x1000", "--filter", "data > 0"}).find("/proc/kcore"), std::string::npos);
+    EXPECT_NE(plan_error({"breakpoint", "0x1000", "--filter", "data > 0"}).find("/proc/kcore"),
+              std::string::npos);
 }
 
 // ---- event-care ----
