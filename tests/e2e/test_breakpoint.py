@@ -175,3 +175,30 @@ def test_help(pp):
     text = out + err
     assert "perf-prof breakpoint" in text and "<addr>[/1/2/4/8][:rwx]" in text
     assert "--exclude-kernel" in text and "/proc/kcore" in text
+
+
+def test_flame_graph_counts_every_hit(perf_prof, workload, needs_root, tmp_path):
+    """-g --flame-graph: the K hits' stacks are counted into the folded file, not printed."""
+    exe = workload("bpwrite")
+    w = Bg([exe, str(K), "--wait-stdin"], stdin=subprocess.PIPE)
+    w.wait_line("ready")
+    addr = load_base(w.pid, exe) + nm_offset(exe, "bp_target")
+    name = str(tmp_path / "bp")
+    bp = Bg([perf_prof, "breakpoint", "-p", str(w.pid), "%#x/4:w" % addr, "-g", "--flame-graph", name, "-v"])
+    bp.wait_line(r"breakpoint: enabled after", timeout=15)
+    w.p.stdin.write("go\n")
+    w.p.stdin.flush()
+    w.finish()
+    rc, out, err = bp.finish(timeout=15)
+    assert_not_crashed(rc)
+    assert rc == 0 and err == "", err
+    assert "Flame graph: %s.svg (folded stacks: %s.folded)" % (name, name) in out
+    assert not any(FRAME for FRAME in out.splitlines() if FRAME.startswith("    0"))  # no stack lines
+    total = 0
+    with open(name + ".folded") as f:
+        for line in f:
+            stack, n = line.rsplit(" ", 1)
+            frames = stack.split(";")
+            assert frames[0] == "bpwrite" and frames[-1] == "bp_write", line
+            total += int(n)
+    assert total == K
