@@ -133,8 +133,8 @@ public:
         std::fprintf(stderr,
                      "perf-prof: watchdog: after %" PRIu64
                      " s the watchdog hrtimer of %zu of %zu CPUs is still "
-                     "unknown: is the kernel watchdog running there? (kernel.watchdog, "
-                     "kernel.watchdog_cpumask)\n",
+                     "unknown: is the kernel watchdog running there (kernel.watchdog, "
+                     "kernel.watchdog_cpumask)? Some VMs do not deliver the samples of an idle vCPU.\n",
                      2 * thresh_, discovery_->cpus() - discovery_->found_count(), discovery_->cpus());
     }
 
