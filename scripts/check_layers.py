@@ -61,6 +61,7 @@ LAYERS = {
 _CORES = LAYERS["lib/perf"] | {"lib/perf", "flamegraph"}
 LAYERS["lib/sched"] = _CORES
 LAYERS["lib/pairing"] = _CORES
+LAYERS["lib/sql"] = _CORES
 LAYERS["lib/heap"] = _CORES | {AGENT}
 LAYERS["lib/serve"] = _CORES | {"lib/heap", AGENT, "lib/http", "lib/sched"}
 # Profilers use any component; nothing includes them (they are reached through profilers.def).

@@ -1,0 +1,353 @@
+#include "sql/store.h"
+
+#include <unistd.h>
+
+#include <cctype>
+#include <chrono>
+#include <ctime>
+#include <map>
+
+#include "perf-prof/error.h"
+
+extern "C" {
+#include <event-parse.h>
+}
+
+namespace perfprof::sql {
+
+Db::Db(const std::string& path) {
+    const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | (path.empty() ? SQLITE_OPEN_MEMORY : 0);
+    const std::string name = path.empty() ? ":memory:" : path;
+    if (sqlite3_open_v2(name.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+        const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+        sqlite3_close(db_);
+        db_ = nullptr;
+        throw Error("cannot open database " + name + ": " + msg);
+    }
+    // One writer, no crash recovery wanted: no journal, no fsync, the file locked for us.
+    try {
+        exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
+             " PRAGMA temp_store=MEMORY");
+    } catch (...) {
+        sqlite3_close(db_);
+        throw;
+    }
+}
+
+Db::~Db() { sqlite3_close_v2(db_); }
+
+void Db::exec(const std::string& sql) {
+    char* msg = nullptr;
+    if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &msg) != SQLITE_OK) {
+        std::string text = msg ? msg : sqlite3_errmsg(db_);
+        sqlite3_free(msg);
+        throw Error(sql + ": " + text);
+    }
+}
+
+namespace {
+
+std::string lower(std::string s) {
+    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+// Words of a statement: identifiers (a.b kept whole), numbers, operators; quotes skipped.
+std::vector<std::string> words(const std::string& s) {
+    std::vector<std::string> out;
+    size_t i = 0;
+    while (i < s.size()) {
+        const unsigned char c = static_cast<unsigned char>(s[i]);
+        if (std::isspace(c)) {
+            ++i;
+        } else if (c == '\'' || c == '"') {
+            const size_t end = s.find(char(c), i + 1);
+            if (c == '"') out.push_back(s.substr(i + 1, end == std::string::npos ? std::string::npos : end - i - 1));
+            i = end == std::string::npos ? s.size() : end + 1;
+        } else if (std::isalnum(c) || c == '_') {
+            size_t j = i;
+            while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_' || s[j] == '.')) ++j;
+            out.push_back(s.substr(i, j - i));
+            i = j;
+        } else {
+            out.emplace_back(1, char(c));
+            ++i;
+        }
+    }
+    return out;
+}
+
+std::string column_part(const std::string& w) {
+    const size_t dot = w.rfind('.');
+    return dot == std::string::npos ? w : w.substr(dot + 1);
+}
+
+}  // namespace
+
+std::string index_column(const Layout& l, const std::string& index_attr, const std::vector<std::string>& statements,
+                         std::string* warning) {
+    std::map<std::string, ColType> cols = {{"_pid", ColType::Integer}, {"_tid", ColType::Integer},
+                                           {"_time", ColType::Integer}, {"_cpu", ColType::Integer},
+                                           {"_period", ColType::Integer}};
+    for (const Column& c : l.columns) cols.emplace(c.name, c.type);
+    std::map<std::string, int> score;
+    for (const std::string& st : statements) {
+        const std::vector<std::string> w = words(st);
+        bool mentions = false;
+        for (const std::string& x : w) mentions |= x == l.table;
+        if (!mentions) continue;
+        // WHERE: every column named; GROUP BY / ORDER BY: only a single-column clause.
+        std::string clause;
+        std::vector<std::string> items;
+        auto close = [&] {
+            if (clause == "where")
+                for (const std::string& x : items) ++score[column_part(x)];
+            else if ((clause == "group" || clause == "order") && items.size() == 1)
+                ++score[column_part(items[0])];
+            items.clear();
+        };
+        int commas = 0;
+        for (size_t i = 0; i < w.size(); ++i) {
+            const std::string k = lower(w[i]);
+            if (k == "where" || k == "group" || k == "order" || k == "limit" || k == "having" || k == "union" ||
+                k == "from" || k == "select" || w[i] == ";") {
+                if (clause != "group" && clause != "order") commas = 0;
+                if (commas == 0) close();
+                items.clear();
+                commas = 0;
+                clause = k;
+                continue;
+            }
+            if (k == "by" || k == "asc" || k == "desc") continue;
+            if (w[i] == ",") ++commas;
+            auto col = cols.find(column_part(w[i]));
+            if (col != cols.end() && (col->second == ColType::Integer || col->second == ColType::Text))
+                items.push_back(w[i]);
+        }
+        if (commas == 0) close();
+    }
+    std::string best;
+    int best_score = 0;
+    for (const auto& [name, n] : score)
+        if (cols.count(name) && n > best_score) best = name, best_score = n;
+    if (!index_attr.empty()) {
+        auto it = cols.find(index_attr);
+        if (it != cols.end() && (it->second == ColType::Integer || it->second == ColType::Text)) return index_attr;
+        if (warning)
+            *warning = "index field '" + index_attr + "' not " +
+                       (it == cols.end() ? "found" : "integer or string") + ", using '" + best + "'";
+    }
+    return best;
+}
+
+Store::Store(StoreConfig cfg, std::vector<EventDef> events) : cfg_(std::move(cfg)) {
+    if (cfg_.verify && !cfg_.path.empty()) {
+        std::fputs("--verify disabled: cannot verify when SQL output is saved to file\n", cfg_.out);
+        cfg_.verify = false;
+    }
+    for (EventDef& e : events) {
+        for (const Table& t : tables_)
+            if (lower(t.def.table) == lower(e.table)) throw Error("duplicate table name " + e.table + ", use alias=");
+        Table t;
+        const PrintInfo info = print_info(*e.tp, cfg_.isa);
+        t.layout = layout_of(*e.tp, info, e.table);
+        for (const Symbolic& s : info.symbolic)
+            fns_.symbolic.push_back({e.table, t.layout.name, s});
+        t.def = std::move(e);
+        tables_.push_back(std::move(t));
+    }
+    // symbolic(value) applies when the whole list has exactly one mapping.
+    for (Table& t : tables_)
+        if (fns_.symbolic.size() == 1 && t.layout.table == fns_.symbolic[0].table)
+            t.layout.functions.insert(t.layout.functions.begin() + 1, "symbolic(" + fns_.symbolic[0].sym.field + ")");
+    fns_.ksymbol = cfg_.ksymbol;
+    fns_.user = cfg_.user;
+    db_ = std::make_unique<Db>(cfg_.path);
+    if (register_functions(db_->get(), &fns_) != SQLITE_OK) throw Error("cannot register the SQL functions");
+    if (!cfg_.query.empty()) {
+        std::string error;
+        statements_ = split_statements(db_->get(), cfg_.query, &error);
+    }
+    if (cfg_.verify) {
+        std::fputs("Creating verification database: verify_temp.db\n", cfg_.out);
+        verify_ = std::make_unique<Db>("verify_temp.db");
+        ::unlink("verify_temp.db");
+        register_functions(verify_->get(), &fns_);
+    }
+    create_tables(*db_, true);
+    if (verify_) create_tables(*verify_, false);
+    prepare_inserts();
+    db_->exec("BEGIN");
+    if (verify_) verify_->exec("BEGIN");
+}
+
+Store::~Store() { finalize_inserts(); }
+
+void Store::create_tables(Db& db, bool announce) {
+    db.exec(
+        "CREATE TABLE IF NOT EXISTS event_metadata (table_name TEXT PRIMARY KEY, event_system TEXT, event_name TEXT,"
+        " event_id INTEGER, filter_expression TEXT, has_stack BOOLEAN, max_stack INTEGER, field_count INTEGER,"
+        " created_time INTEGER, sample_count INTEGER, first_sample_time INTEGER, last_sample_time INTEGER,"
+        " function_list TEXT)");
+    for (Table& t : tables_) {
+        db.exec("DROP TABLE IF EXISTS " + quoted(t.layout.table));
+        const std::string create = create_sql(t.layout);
+        if (announce && cfg_.verbose) std::fprintf(cfg_.out, "CREATE SQL: %s\n", create.c_str());
+        db.exec(create);
+        t.created = int64_t(std::time(nullptr));
+        if (announce) {
+            // The query text is split once the tables exist; index and announce.
+            if (statements_.empty() && !cfg_.query.empty()) statements_ = split_statements(db.get(), cfg_.query, nullptr);
+            std::string warning;
+            t.index = cfg_.path.empty() || !t.def.index.empty()
+                          ? index_column(t.layout, t.def.index, statements_, &warning)
+                          : std::string();
+            if (!warning.empty())
+                std::fprintf(cfg_.err, "%s:%s: Warning: %s\n", t.layout.sys.c_str(), t.layout.name.c_str(),
+                             warning.c_str());
+            if (!t.index.empty() && t.created) {
+                bool used = false;
+                for (const std::string& st : statements_) used |= st.find(t.index) != std::string::npos;
+                std::fprintf(cfg_.out, "%s:%s: Chosen '%s' field for indexing%s\n", t.layout.sys.c_str(),
+                             t.layout.name.c_str(), t.index.c_str(), used ? "" : " (not used)");
+            }
+        }
+        if (!t.index.empty())
+            db.exec("CREATE INDEX IF NOT EXISTS " + quoted(t.layout.table + "_" + t.index + "_idx") + " ON " +
+                    quoted(t.layout.table) + " (" + quoted(t.index) + ")");
+    }
+}
+
+void Store::prepare_inserts() {
+    for (Table& t : tables_) {
+        const std::string ins = insert_sql(t.layout);
+        if (sqlite3_prepare_v3(db_->get(), ins.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &t.insert, nullptr) != SQLITE_OK)
+            throw Error("cannot prepare " + ins + ": " + sqlite3_errmsg(db_->get()));
+        if (verify_ &&
+            sqlite3_prepare_v3(verify_->get(), ins.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &t.verify_insert, nullptr))
+            throw Error("cannot prepare " + ins + ": " + sqlite3_errmsg(verify_->get()));
+    }
+}
+
+void Store::finalize_inserts() {
+    for (Table& t : tables_) {
+        sqlite3_finalize(t.insert);
+        sqlite3_finalize(t.verify_insert);
+        t.insert = t.verify_insert = nullptr;
+    }
+}
+
+void Store::insert(int event, const Sample& s) noexcept {
+    if (event < 0 || size_t(event) >= tables_.size()) return;
+    Table& t = tables_[size_t(event)];
+    for (sqlite3_stmt* stmt : {t.insert, t.verify_insert}) {
+        if (!stmt) continue;
+        bind_row(stmt, t.layout, s);
+        sqlite3_step(stmt);
+        sqlite3_reset(stmt);
+    }
+    if (!t.count++) t.first = s.time;
+    t.last = s.time;
+    ++inserts_;
+    // A file commits every 2000 rows: a bounded journal-less transaction.
+    if (!cfg_.path.empty() && ++pending_ >= 2000) {
+        pending_ = 0;
+        sqlite3_exec(db_->get(), "COMMIT; BEGIN", nullptr, nullptr, nullptr);
+        ++commits_;
+    }
+}
+
+void Store::update_metadata() {
+    for (Db* db : {db_.get(), verify_.get()}) {
+        if (!db) continue;
+        sqlite3_stmt* st = nullptr;
+        sqlite3_prepare_v2(db->get(), "INSERT OR REPLACE INTO event_metadata VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &st,
+                           nullptr);
+        for (const Table& t : tables_) {
+            std::string fl;
+            for (const std::string& f : t.layout.functions) fl += (fl.empty() ? "" : ", ") + f;
+            sqlite3_bind_text(st, 1, t.layout.table.c_str(), -1, SQLITE_STATIC);
+            sqlite3_bind_text(st, 2, t.layout.sys.c_str(), -1, SQLITE_STATIC);
+            sqlite3_bind_text(st, 3, t.layout.name.c_str(), -1, SQLITE_STATIC);
+            sqlite3_bind_int64(st, 4, t.def.tp->id);
+            sqlite3_bind_text(st, 5, t.def.filter.c_str(), -1, SQLITE_STATIC);
+            sqlite3_bind_int(st, 6, t.def.stack);
+            sqlite3_bind_int(st, 7, t.def.max_stack);
+            sqlite3_bind_int64(st, 8, int64_t(8 + t.def.tp->format.nr_fields));
+            sqlite3_bind_int64(st, 9, t.created);
+            sqlite3_bind_int64(st, 10, int64_t(t.count));
+            sqlite3_bind_int64(st, 11, int64_t(t.first));
+            sqlite3_bind_int64(st, 12, int64_t(t.last));
+            sqlite3_bind_text(st, 13, fl.c_str(), -1, SQLITE_TRANSIENT);
+            sqlite3_step(st);
+            sqlite3_reset(st);
+        }
+        sqlite3_finalize(st);
+    }
+}
+
+void Store::run_queries(const std::string& wall_header) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::fputs(wall_header.c_str(), cfg_.out);
+    std::string error;
+    const std::vector<std::string> stmts = split_statements(db_->get(), cfg_.query, &error);
+    Result r, v;
+    uint64_t fullscan = 0, sort = 0, vm = 0;
+    for (size_t i = 0; i < stmts.size(); ++i) {
+        if (!run_statement(db_->get(), stmts[i], r)) {
+            error = r.error;
+            break;
+        }
+        printer_.print(i, stmts[i], r, cfg_.out);
+        if (verify_) {
+            run_statement(verify_->get(), stmts[i], v);
+            for (const std::string& d : compare(r, v)) std::fprintf(cfg_.err, "%s\n", d.c_str());
+        }
+        std::fputs("\n", cfg_.out);
+        if (!r.error.empty()) std::fprintf(cfg_.err, "Error executing query: %s\n", r.error.c_str());
+        fullscan += r.fullscan, sort += r.sort, vm += r.vm_step;
+    }
+    std::fflush(cfg_.out);
+    if (!error.empty()) std::fprintf(cfg_.err, "Failed to prepare query: %s\n", error.c_str());
+    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    cost_ms_ += ms;
+    if (cfg_.verbose) {
+        std::fprintf(cfg_.out, "SQL query cost: %.3f ms\n", ms);
+        std::fprintf(cfg_.out, "SQL stmt status: fullscan_step %llu sort %llu vm_step %llu\n",
+                     (unsigned long long)fullscan, (unsigned long long)sort, (unsigned long long)vm);
+    }
+}
+
+void Store::clear_tables() {
+    if (cfg_.path.empty()) {
+        for (Db* db : {db_.get(), verify_.get()})
+            if (db)
+                for (const Table& t : tables_) db->exec("DELETE FROM " + quoted(t.layout.table));
+    } else {
+        finalize_inserts();
+        create_tables(*db_, false);
+        prepare_inserts();
+    }
+    for (Table& t : tables_) t.count = t.first = t.last = 0;
+}
+
+void Store::interval(const std::string& wall_header, bool final) {
+    update_metadata();
+    db_->exec("COMMIT");
+    if (verify_) verify_->exec("COMMIT");
+    ++commits_;
+    pending_ = 0;
+    if (!cfg_.query.empty()) {
+        run_queries(wall_header);
+        if (!final) clear_tables();
+    } else if (!cfg_.path.empty()) {
+        std::fprintf(cfg_.out, "Total Inserts: %llu\n", (unsigned long long)inserts_);
+        std::fflush(cfg_.out);
+    }
+    if (!final) {
+        db_->exec("BEGIN");
+        if (verify_) verify_->exec("BEGIN");
+    }
+}
+
+}  // namespace perfprof::sql
