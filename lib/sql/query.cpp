@@ -23,7 +23,11 @@ std::vector<std::string> split_statements(sqlite3* db, std::string_view sql, std
         }
         sqlite3_finalize(stmt);
         if (!tail || tail <= p) break;
-        if (stmt) out.emplace_back(p, size_t(tail - p));  // null: only a ';' or a comment
+        // null: only a ';' or a comment. SQLite skips empty statements before the one it
+        // prepared: their ';' and blanks are not part of its text.
+        const char* start = p;
+        while (start < tail && (*start == ';' || std::isspace(static_cast<unsigned char>(*start)))) ++start;
+        if (stmt) out.emplace_back(start, size_t(tail - start));
         p = tail;
     }
     return out;
