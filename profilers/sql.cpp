@@ -88,6 +88,13 @@ public:
         cfg.ksymbol = ksymbol_of;
         cfg.user = kallsyms_.get();
         store_ = std::make_unique<sql::Store>(std::move(cfg), std::move(defs));
+        for (size_t i = 0; i < p.events.size(); ++i) {
+            EventSpec& ev = p.events[i];
+            std::string f = store_->pushdown(int(i));
+            if (f.empty()) continue;
+            std::fprintf(ctx_.out(), "%s:%s: SQL Query planner filter: %s\n", ev.sys.c_str(), ev.name.c_str(), f.c_str());
+            ev.filter = std::move(f);
+        }
         p.per_event_wakeup = false;
         p.user_filter = true;
         return p;

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "perf-prof/error.h"
+#include "sql/planner.h"
 
 extern "C" {
 #include <event-parse.h>
@@ -43,101 +44,6 @@ void Db::exec(const std::string& sql) {
         sqlite3_free(msg);
         throw Error(sql + ": " + text);
     }
-}
-
-namespace {
-
-std::string lower(std::string s) {
-    for (char& c : s) c = char(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-}
-
-// Words of a statement: identifiers (a.b kept whole), numbers, operators; quotes skipped.
-std::vector<std::string> words(const std::string& s) {
-    std::vector<std::string> out;
-    size_t i = 0;
-    while (i < s.size()) {
-        const unsigned char c = static_cast<unsigned char>(s[i]);
-        if (std::isspace(c)) {
-            ++i;
-        } else if (c == '\'' || c == '"') {
-            const size_t end = s.find(char(c), i + 1);
-            if (c == '"') out.push_back(s.substr(i + 1, end == std::string::npos ? std::string::npos : end - i - 1));
-            i = end == std::string::npos ? s.size() : end + 1;
-        } else if (std::isalnum(c) || c == '_') {
-            size_t j = i;
-            while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_' || s[j] == '.')) ++j;
-            out.push_back(s.substr(i, j - i));
-            i = j;
-        } else {
-            out.emplace_back(1, char(c));
-            ++i;
-        }
-    }
-    return out;
-}
-
-std::string column_part(const std::string& w) {
-    const size_t dot = w.rfind('.');
-    return dot == std::string::npos ? w : w.substr(dot + 1);
-}
-
-}  // namespace
-
-std::string index_column(const Layout& l, const std::string& index_attr, const std::vector<std::string>& statements,
-                         std::string* warning) {
-    std::map<std::string, ColType> cols = {{"_pid", ColType::Integer}, {"_tid", ColType::Integer},
-                                           {"_time", ColType::Integer}, {"_cpu", ColType::Integer},
-                                           {"_period", ColType::Integer}};
-    for (const Column& c : l.columns) cols.emplace(c.name, c.type);
-    std::map<std::string, int> score;
-    for (const std::string& st : statements) {
-        const std::vector<std::string> w = words(st);
-        bool mentions = false;
-        for (const std::string& x : w) mentions |= x == l.table;
-        if (!mentions) continue;
-        // WHERE: every column named; GROUP BY / ORDER BY: only a single-column clause.
-        std::string clause;
-        std::vector<std::string> items;
-        auto close = [&] {
-            if (clause == "where")
-                for (const std::string& x : items) ++score[column_part(x)];
-            else if ((clause == "group" || clause == "order") && items.size() == 1)
-                ++score[column_part(items[0])];
-            items.clear();
-        };
-        int commas = 0;
-        for (size_t i = 0; i < w.size(); ++i) {
-            const std::string k = lower(w[i]);
-            if (k == "where" || k == "group" || k == "order" || k == "limit" || k == "having" || k == "union" ||
-                k == "from" || k == "select" || w[i] == ";") {
-                if (clause != "group" && clause != "order") commas = 0;
-                if (commas == 0) close();
-                items.clear();
-                commas = 0;
-                clause = k;
-                continue;
-            }
-            if (k == "by" || k == "asc" || k == "desc") continue;
-            if (w[i] == ",") ++commas;
-            auto col = cols.find(column_part(w[i]));
-            if (col != cols.end() && (col->second == ColType::Integer || col->second == ColType::Text))
-                items.push_back(w[i]);
-        }
-        if (commas == 0) close();
-    }
-    std::string best;
-    int best_score = 0;
-    for (const auto& [name, n] : score)
-        if (cols.count(name) && n > best_score) best = name, best_score = n;
-    if (!index_attr.empty()) {
-        auto it = cols.find(index_attr);
-        if (it != cols.end() && (it->second == ColType::Integer || it->second == ColType::Text)) return index_attr;
-        if (warning)
-            *warning = "index field '" + index_attr + "' not " +
-                       (it == cols.end() ? "found" : "integer or string") + ", using '" + best + "'";
-    }
-    return best;
 }
 
 Store::Store(StoreConfig cfg, std::vector<EventDef> events) : cfg_(std::move(cfg)) {
@@ -235,6 +141,13 @@ void Store::finalize_inserts() {
         sqlite3_finalize(t.verify_insert);
         t.insert = t.verify_insert = nullptr;
     }
+}
+
+std::string Store::pushdown(int event) {
+    Table& t = tables_.at(size_t(event));
+    if (!cfg_.path.empty() || !t.def.filter.empty() || statements_.empty()) return "";
+    t.def.filter = pushdown_filter(t.layout, statements_);
+    return t.def.filter;
 }
 
 void Store::insert(int event, const Sample& s) noexcept {

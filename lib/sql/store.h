@@ -55,11 +55,6 @@ private:
     sqlite3* db_ = nullptr;
 };
 
-// The column the queries constrain or group/order by most for `l` ("" = none), or the
-// index= attribute when it names an INTEGER or TEXT column (else `warning` says why).
-std::string index_column(const Layout& l, const std::string& index_attr, const std::vector<std::string>& statements,
-                         std::string* warning);
-
 class Store {
 public:
     Store(StoreConfig cfg, std::vector<EventDef> events);  // throws Error
@@ -67,6 +62,9 @@ public:
     void insert(int event, const Sample& s) noexcept;
     // The -i tick (and, with final, the exit): metadata, commit, queries, clearing.
     void interval(const std::string& wall_header, bool final);
+    // Memory mode: the kernel filter the queries allow for event `event` (SPEC §P2 "Constraint
+    // push-down"), "" when none; recorded as its filter_expression.
+    std::string pushdown(int event);
     uint64_t inserts() const { return inserts_; }
     uint64_t commits() const { return commits_; }
     double cost_ms() const { return cost_ms_; }

@@ -312,3 +312,18 @@ def test_bad_sql(pp, workload):
     assert rc == 0
     assert err == 'Failed to prepare query: near "SELEKT": syntax error\n'
     assert "=== SELECT COUNT(*) FROM sys_enter_getpid; ===" in out
+
+
+def test_planner_pushdown_keeps_results(pp, workload):
+    """close(1000 + i % 4) 4000 times: the WHERE becomes the kernel filter, and the count is the
+    one the statement asks for (also on the --verify twin)."""
+    q = "SELECT COUNT(*) AS n FROM sys_enter_close WHERE fd = 1001 AND __syscall_nr >= 0"
+    rc, out, err = pp.run(["sql", "-e", "syscalls:sys_enter_close", "-m", "256", "-i", "60000", "--verify", "--query", q,
+                           "--", workload("syscalls"), "close", "4000", "4"])
+    assert rc == 0 and err == "", err
+    lines = out.splitlines()
+    assert "syscalls:sys_enter_close: SQL Query planner filter: fd==1001&&__syscall_nr>=0" in lines
+    assert "syscalls:sys_enter_close: Chosen 'fd' field for indexing" in lines or \
+        "syscalls:sys_enter_close: Chosen '__syscall_nr' field for indexing" in lines
+    i = lines.index("=== %s ===" % q)
+    assert lines[i + 3] == "1000"

@@ -8,6 +8,7 @@
 #include "perf-prof/error.h"
 #include "plan_context.h"
 #include "sql/functions.h"
+#include "sql/planner.h"
 #include "sql/query.h"
 #include "sql/store.h"
 #include "tep_formats.h"
