@@ -174,7 +174,9 @@ std::optional<std::string> term(const std::vector<Token>& w, size_t i, const std
         return field + o->second + lit.text;
     }
     if (col->second == ColType::Text && lit.kind == Token::String) {
-        if (lit.text.find('"') != std::string::npos) return std::nullopt;
+        // Printable text only, no quote or backslash: the kernel's string literal has no escapes.
+        for (char c : lit.text)
+            if (c == '"' || c == '\\' || !std::isprint(static_cast<unsigned char>(c))) return std::nullopt;
         if (op == "=" || op == "==") return field + "==\"" + lit.text + "\"";
         if (op == "!=" || op == "<>") return field + "!=\"" + lit.text + "\"";
         if (op == "glob") return field + "~\"" + lit.text + "\"";
