@@ -70,10 +70,6 @@ Store::Store(StoreConfig cfg, std::vector<EventDef> events) : cfg_(std::move(cfg
     fns_.user = cfg_.user;
     db_ = std::make_unique<Db>(cfg_.path);
     if (register_functions(db_->get(), &fns_) != SQLITE_OK) throw Error("cannot register the SQL functions");
-    if (!cfg_.query.empty()) {
-        std::string error;
-        statements_ = split_statements(db_->get(), cfg_.query, &error);
-    }
     if (cfg_.verify) {
         std::fputs("Creating verification database: verify_temp.db\n", cfg_.out);
         verify_ = std::make_unique<Db>("verify_temp.db");
@@ -101,26 +97,39 @@ void Store::create_tables(Db& db, bool announce) {
         if (announce && cfg_.verbose) std::fprintf(cfg_.out, "CREATE SQL: %s\n", create.c_str());
         db.exec(create);
         t.created = int64_t(std::time(nullptr));
-        if (announce) {
-            // The query text is split once the tables exist; index and announce.
-            if (statements_.empty() && !cfg_.query.empty()) statements_ = split_statements(db.get(), cfg_.query, nullptr);
-            std::string warning;
-            t.index = cfg_.path.empty() || !t.def.index.empty()
-                          ? index_column(t.layout, t.def.index, statements_, &warning)
-                          : std::string();
-            if (!warning.empty())
-                std::fprintf(cfg_.err, "%s:%s: Warning: %s\n", t.layout.sys.c_str(), t.layout.name.c_str(),
-                             warning.c_str());
-            if (!t.index.empty() && t.created) {
-                bool used = false;
-                for (const std::string& st : statements_) used |= st.find(t.index) != std::string::npos;
-                std::fprintf(cfg_.out, "%s:%s: Chosen '%s' field for indexing%s\n", t.layout.sys.c_str(),
-                             t.layout.name.c_str(), t.index.c_str(), used ? "" : " (not used)");
-            }
-        }
-        if (!t.index.empty())
-            db.exec("CREATE INDEX IF NOT EXISTS " + quoted(t.layout.table + "_" + t.index + "_idx") + " ON " +
-                    quoted(t.layout.table) + " (" + quoted(t.index) + ")");
+    }
+    if (announce) choose_indexes(db);
+    // A file keeps its index for later readers; memory mode builds it for the queries only.
+    if (!cfg_.path.empty()) index_tables(db, true);
+}
+
+// The statements split once every table exists; each table's index chosen and announced.
+void Store::choose_indexes(Db& db) {
+    if (!cfg_.query.empty()) statements_ = split_statements(db.get(), cfg_.query, nullptr);
+    for (Table& t : tables_) {
+        std::string warning;
+        t.index = cfg_.path.empty() || !t.def.index.empty() ? index_column(t.layout, t.def.index, statements_, &warning)
+                                                             : std::string();
+        if (!warning.empty())
+            std::fprintf(cfg_.err, "%s:%s: Warning: %s\n", t.layout.sys.c_str(), t.layout.name.c_str(), warning.c_str());
+        if (t.index.empty()) continue;
+        bool used = false;
+        for (const std::string& st : statements_) used |= st.find(t.index) != std::string::npos;
+        std::fprintf(cfg_.out, "%s:%s: Chosen '%s' field for indexing%s\n", t.layout.sys.c_str(), t.layout.name.c_str(),
+                     t.index.c_str(), used ? "" : " (not used)");
+    }
+}
+
+// In memory mode the index is built over the interval's rows just before the queries (one
+// sort) and dropped before the rows are: maintaining it on every insert costs more.
+void Store::index_tables(Db& db, bool create) {
+    for (const Table& t : tables_) {
+        if (t.index.empty()) continue;
+        const std::string name = quoted(t.layout.table + "_" + t.index + "_idx");
+        if (create)
+            db.exec("CREATE INDEX IF NOT EXISTS " + name + " ON " + quoted(t.layout.table) + " (" + quoted(t.index) + ")");
+        else
+            db.exec("DROP INDEX IF EXISTS " + name);
     }
 }
 
@@ -251,7 +260,12 @@ void Store::interval(const std::string& wall_header, bool final) {
     ++commits_;
     pending_ = 0;
     if (!cfg_.query.empty()) {
+        const bool memory = cfg_.path.empty();
+        for (Db* db : {db_.get(), verify_.get()})
+            if (db && memory) index_tables(*db, true);
         run_queries(wall_header);
+        for (Db* db : {db_.get(), verify_.get()})
+            if (db && memory) index_tables(*db, false);
         if (!final) clear_tables();
     } else if (!cfg_.path.empty()) {
         std::fprintf(cfg_.out, "Total Inserts: %llu\n", (unsigned long long)inserts_);

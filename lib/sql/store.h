@@ -80,6 +80,8 @@ private:
         int64_t created = 0;
     };
     void create_tables(Db& db, bool announce);
+    void choose_indexes(Db& db);
+    void index_tables(Db& db, bool create);
     void prepare_inserts();
     void finalize_inserts();
     void update_metadata();

@@ -103,6 +103,17 @@ TEST(SqlPlan, EventsAttributesAndPushdown) {
     EXPECT_NE(out.find("sched:sched_wakeup: Chosen 'prio' field for indexing\n"), std::string::npos) << out;
 }
 
+TEST(SqlPlan, StatementsOverEveryTable) {
+    // The statements split once both tables exist: the second one's constraints count too.
+    unit::PlanContext ctx({"sql", "-e", "sched:sched_wakeup,sched:sched_switch", "-i", "1000", "--query",
+                           "SELECT * FROM sched_wakeup WHERE pid = 1; SELECT * FROM sched_switch WHERE next_pid = 2"});
+    EventPlan p = ctx.plan();
+    ASSERT_EQ(p.events.size(), 2u);
+    EXPECT_EQ(p.events[0].filter, "pid==1");
+    EXPECT_EQ(p.events[1].filter, "next_pid==2");
+    EXPECT_NE(ctx.take().find("sched:sched_switch: Chosen 'next_pid' field for indexing\n"), std::string::npos);
+}
+
 TEST(SqlPlan, FileModeAndErrors) {
     EXPECT_EQ(plan_error({"sql", "-e", "sched:sched_wakeup"}).rfind("Must specify either --query or --output2", 0), 0u);
     EXPECT_EQ(plan_error({"sql", "-e", "sched:sched_wakeup", "--query", "SELECT 1"})
