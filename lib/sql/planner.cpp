@@ -144,6 +144,20 @@ std::string index_column(const Layout& l, const std::string& index_attr, const s
     return best;
 }
 
+bool constrained(const Layout& l, const std::string& column, const std::vector<std::string>& statements) {
+    for (const std::string& st : statements) {
+        const std::vector<Token> w = tokens(st);
+        if (!mentions(w, l.table)) continue;
+        bool where = false;
+        for (const Token& t : w) {
+            if (keyword(t, "where")) where = true;
+            else if (clause_end(t) || keyword(t, "select") || keyword(t, "from")) where = false;
+            else if (where && t.kind == Token::Ident && column_part(t.text) == column) return true;
+        }
+    }
+    return false;
+}
+
 namespace {
 
 // `column OP literal` at w[i..i+2] as a kernel filter term, or nothing.

@@ -25,6 +25,10 @@ std::string lower(std::string s);
 std::string index_column(const Layout& l, const std::string& index_attr, const std::vector<std::string>& statements,
                          std::string* warning);
 
+// Whether a WHERE clause of a statement reading `l`'s table names `column` (an index on it can
+// save a full scan; for GROUP BY / ORDER BY alone, building it costs what one sort does).
+bool constrained(const Layout& l, const std::string& column, const std::vector<std::string>& statements);
+
 // The kernel filter equivalent to the WHERE clauses of every statement that reads `l`'s table,
 // or "" when one of them reads it otherwise: each statement must read only this table
 // (`FROM t [alias]`) with a WHERE of `column OP literal` terms joined by AND, on event fields

@@ -76,6 +76,7 @@ private:
         sqlite3_stmt* insert = nullptr;
         sqlite3_stmt* verify_insert = nullptr;
         std::string index;
+        bool build_index = false;  // memory mode: index= or a WHERE on it (see index_tables)
         uint64_t count = 0, first = 0, last = 0;
         int64_t created = 0;
     };

@@ -88,12 +88,12 @@ TEST(SqlPlan, EventsAttributesAndPushdown) {
     ASSERT_EQ(p.events.size(), 2u);
     const uint64_t want = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |
                           PERF_SAMPLE_RAW;
-    EXPECT_EQ(p.pages, 8);
+    EXPECT_GE(p.pages, 256);
     for (const EventSpec& e : p.events) {
         EXPECT_EQ(e.attr.sample_type, want);
         EXPECT_EQ(e.attr.sample_period, 1u);
         EXPECT_TRUE(e.attr.watermark);
-        EXPECT_EQ(e.attr.wakeup_watermark, 8u * 4096 / 2);
+        EXPECT_EQ(e.attr.wakeup_watermark, uint32_t(p.pages) * 4096 / 2);
     }
     EXPECT_EQ(p.events[0].filter, "prio<100");     // pushed down
     EXPECT_EQ(p.events[1].filter, "prev_pid>0");   // the user's filter wins
