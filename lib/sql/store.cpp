@@ -6,6 +6,7 @@
 #include <chrono>
 #include <ctime>
 #include <map>
+#include <thread>
 
 #include "perf-prof/error.h"
 #include "sql/planner.h"
@@ -78,12 +79,21 @@ Store::Store(StoreConfig cfg, std::vector<EventDef> events) : cfg_(std::move(cfg
     }
     create_tables(*db_, true);
     if (verify_) create_tables(*verify_, false);
+    // Memory mode queries a full database in a thread while the samples go to its twin.
+    if (cfg_.path.empty() && !cfg_.query.empty() && !verify_) {
+        spare_ = std::make_unique<Db>("");
+        register_functions(spare_->get(), &fns_);
+        create_tables(*spare_, false);
+    }
     prepare_inserts();
     db_->exec("BEGIN");
     if (verify_) verify_->exec("BEGIN");
 }
 
-Store::~Store() { finalize_inserts(); }
+Store::~Store() {
+    if (worker_.joinable()) worker_.join();
+    finalize_inserts();
+}
 
 void Store::create_tables(Db& db, bool announce) {
     db.exec(
@@ -144,6 +154,9 @@ void Store::prepare_inserts() {
         if (verify_ &&
             sqlite3_prepare_v3(verify_->get(), ins.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &t.verify_insert, nullptr))
             throw Error("cannot prepare " + ins + ": " + sqlite3_errmsg(verify_->get()));
+        if (spare_ &&
+            sqlite3_prepare_v3(spare_->get(), ins.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &t.spare_insert, nullptr))
+            throw Error("cannot prepare " + ins + ": " + sqlite3_errmsg(spare_->get()));
     }
 }
 
@@ -151,7 +164,8 @@ void Store::finalize_inserts() {
     for (Table& t : tables_) {
         sqlite3_finalize(t.insert);
         sqlite3_finalize(t.verify_insert);
-        t.insert = t.verify_insert = nullptr;
+        sqlite3_finalize(t.spare_insert);
+        t.insert = t.verify_insert = t.spare_insert = nullptr;
     }
 }
 
@@ -211,15 +225,15 @@ void Store::update_metadata() {
     }
 }
 
-void Store::run_queries(const std::string& wall_header) {
+void Store::run_queries(Db& db, const std::string& wall_header) {
     const auto t0 = std::chrono::steady_clock::now();
     std::fputs(wall_header.c_str(), cfg_.out);
     std::string error;
-    const std::vector<std::string> stmts = split_statements(db_->get(), cfg_.query, &error);
+    const std::vector<std::string> stmts = split_statements(db.get(), cfg_.query, &error);
     Result r, v;
     uint64_t fullscan = 0, sort = 0, vm = 0;
     for (size_t i = 0; i < stmts.size(); ++i) {
-        if (!run_statement(db_->get(), stmts[i], r)) {
+        if (!run_statement(db.get(), stmts[i], r)) {
             error = r.error;
             break;
         }
@@ -235,7 +249,7 @@ void Store::run_queries(const std::string& wall_header) {
     std::fflush(cfg_.out);
     if (!error.empty()) std::fprintf(cfg_.err, "Failed to prepare query: %s\n", error.c_str());
     const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    cost_ms_ += ms;
+    cost_us_ += uint64_t(ms * 1000);
     if (cfg_.verbose) {
         std::fprintf(cfg_.out, "SQL query cost: %.3f ms\n", ms);
         std::fprintf(cfg_.out, "SQL stmt status: fullscan_step %llu sort %llu vm_step %llu\n",
@@ -243,11 +257,14 @@ void Store::run_queries(const std::string& wall_header) {
     }
 }
 
+void Store::delete_rows(Db& db) {
+    for (const Table& t : tables_) db.exec("DELETE FROM " + quoted(t.layout.table));
+}
+
 void Store::clear_tables() {
     if (cfg_.path.empty()) {
         for (Db* db : {db_.get(), verify_.get()})
-            if (db)
-                for (const Table& t : tables_) db->exec("DELETE FROM " + quoted(t.layout.table));
+            if (db) delete_rows(*db);
     } else {
         finalize_inserts();
         create_tables(*db_, false);
@@ -256,17 +273,45 @@ void Store::clear_tables() {
     for (Table& t : tables_) t.count = t.first = t.last = 0;
 }
 
+// The interval's full database goes to a thread that indexes, queries and empties it; the
+// samples go on into its emptied twin meanwhile (the queries of 300k rows take 150 ms, in
+// which a storm would fill the rings). The previous interval's thread is joined first.
+void Store::hand_off(const std::string& wall_header) {
+    if (worker_.joinable()) worker_.join();
+    std::swap(db_, spare_);
+    for (Table& t : tables_) {
+        std::swap(t.insert, t.spare_insert);
+        t.count = t.first = t.last = 0;
+    }
+    db_->exec("BEGIN");
+    worker_ = std::thread([this, wall_header] {
+        try {
+            index_tables(*spare_, true);
+            run_queries(*spare_, wall_header);
+            index_tables(*spare_, false);
+            delete_rows(*spare_);
+        } catch (const std::exception& e) {
+            std::fprintf(cfg_.err, "%s\n", e.what());
+        }
+    });
+}
+
 void Store::interval(const std::string& wall_header, bool final) {
     update_metadata();
     db_->exec("COMMIT");
     if (verify_) verify_->exec("COMMIT");
     ++commits_;
     pending_ = 0;
+    if (spare_ && !final) {
+        hand_off(wall_header);
+        return;
+    }
+    if (worker_.joinable()) worker_.join();
     if (!cfg_.query.empty()) {
         const bool memory = cfg_.path.empty();
         for (Db* db : {db_.get(), verify_.get()})
             if (db && memory) index_tables(*db, true);
-        run_queries(wall_header);
+        run_queries(*db_, wall_header);
         for (Db* db : {db_.get(), verify_.get()})
             if (db && memory) index_tables(*db, false);
         if (!final) clear_tables();

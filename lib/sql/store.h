@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <atomic>
 #include <memory>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -67,7 +69,7 @@ public:
     std::string pushdown(int event);
     uint64_t inserts() const { return inserts_; }
     uint64_t commits() const { return commits_; }
-    double cost_ms() const { return cost_ms_; }
+    double cost_ms() const { return double(cost_us_.load()) / 1000; }
 
 private:
     struct Table {
@@ -75,6 +77,7 @@ private:
         Layout layout;
         sqlite3_stmt* insert = nullptr;
         sqlite3_stmt* verify_insert = nullptr;
+        sqlite3_stmt* spare_insert = nullptr;  // into spare_
         std::string index;
         bool build_index = false;  // memory mode: index= or a WHERE on it (see index_tables)
         uint64_t count = 0, first = 0, last = 0;
@@ -86,17 +89,21 @@ private:
     void prepare_inserts();
     void finalize_inserts();
     void update_metadata();
-    void run_queries(const std::string& wall_header);
+    void run_queries(Db& db, const std::string& wall_header);
+    void delete_rows(Db& db);
     void clear_tables();
+    void hand_off(const std::string& wall_header);
 
     StoreConfig cfg_;
     std::vector<Table> tables_;
     Functions fns_;
     std::unique_ptr<Db> db_, verify_;
+    std::unique_ptr<Db> spare_;  // memory mode: the twin queried by worker_ while db_ fills
+    std::thread worker_;
     std::vector<std::string> statements_;
     Printer printer_;
     uint64_t inserts_ = 0, commits_ = 0, pending_ = 0;
-    double cost_ms_ = 0;
+    std::atomic<uint64_t> cost_us_{0};
 };
 
 }  // namespace perfprof::sql

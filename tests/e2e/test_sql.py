@@ -327,3 +327,24 @@ def test_planner_pushdown_keeps_results(pp, workload):
         "syscalls:sys_enter_close: Chosen '__syscall_nr' field for indexing" in lines
     i = lines.index("=== %s ===" % q)
     assert lines[i + 3] == "1000"
+
+
+def test_sigint_in_memory_mode_completes_the_output(pp, workload):
+    """A storm queried every 200 ms (each interval's database queried in a thread while the
+    next fills): a SIGINT at a random moment still ends with the final interval's whole table."""
+    load = subprocess.Popen([workload("syscalls"), "getpid", "3000000"])
+    q = "SELECT COUNT(*) AS n FROM sys_enter"
+    b = pp.start(["sql", "-e", "raw_syscalls:sys_enter", "-i", "200", "--query", q])
+    time.sleep(random.uniform(0.5, 1.5))
+    b.send(signal.SIGINT)
+    rc, out, err = b.finish(timeout=20)
+    load.kill()
+    load.wait()
+    assert_not_crashed(rc)
+    assert rc == 0 and all(re.search(r"sql: lost \d+ events", l) for l in err.splitlines()), err
+    lines = out.splitlines()
+    heads = [i for i, l in enumerate(lines) if l == "=== %s ===" % q]
+    assert len(heads) >= 2
+    last = heads[-1]
+    assert re.fullmatch(WALL_RE + " ", lines[last - 1])
+    assert lines[last + 1].startswith("n") and re.fullmatch(r"\d+ *", lines[last + 3]) and lines[last + 4:] == [""]
