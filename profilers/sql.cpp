@@ -34,7 +34,8 @@ const OptionRow kOwnOptions[] = {
     Own::row(0, "query", "SQL", ArgKind::Value, false, Group::Profiler,
              "SQL statements, ';'-separated, run at each -i interval and at exit",
              [](SqlOptions& o, OptionValue v) { o.query = *v; }),
-    Own::row(0, "output2", "file", ArgKind::Value, false, Group::Profiler, "SQLite database file to store the events in",
+    Own::row(0, "output2", "file", ArgKind::Value, false, Group::Profiler,
+             "SQLite database file to store the events in",
              [](SqlOptions& o, OptionValue v) { o.output2 = *v; }),
     Own::row(0, "verify", "", ArgKind::Flag, false, Group::Profiler,
              "memory mode: also run each query on a file database and report differences",
@@ -60,7 +61,8 @@ public:
         p.pages = default_pages();
         std::vector<sql::EventDef> defs;
         bool needs_ksym = false;
-        for (event::Resolved& r : event::resolve_event_list(list, ctx_.tep(), opt.verbose, profiler_names())) {
+        for (event::Resolved& r :
+             event::resolve_event_list(list, ctx_.tep(), opt.verbose, profiler_names())) {
             if (r.item.kind == event::Kind::Profiler || !r.tp)
                 throw Error::usage("sql: " + r.item.text + ": only tracepoints can be stored");
             EventSpec ev = event::planned_event(r, false, true, true);
@@ -93,7 +95,8 @@ public:
             EventSpec& ev = p.events[i];
             std::string f = store_->pushdown(int(i));
             if (f.empty()) continue;
-            std::fprintf(ctx_.out(), "%s:%s: SQL Query planner filter: %s\n", ev.sys.c_str(), ev.name.c_str(), f.c_str());
+            std::fprintf(ctx_.out(), "%s:%s: SQL Query planner filter: %s\n", ev.sys.c_str(), ev.name.c_str(),
+                         f.c_str());
             ev.filter = std::move(f);
         }
         p.per_event_wakeup = false;
@@ -112,7 +115,8 @@ public:
     void sigusr1() override {
         if (!store_) return;
         std::printf("Total Inserts: %llu\nTotal Commits: %llu\nTotal SQL Cost: %.3f ms\n",
-                    (unsigned long long)store_->inserts(), (unsigned long long)store_->commits(), store_->cost_ms());
+                    (unsigned long long)store_->inserts(), (unsigned long long)store_->commits(),
+                    store_->cost_ms());
         std::fflush(stdout);
     }
 
@@ -135,9 +139,7 @@ private:
     // SPEC's 8 pages (32 KiB a ring) hold 0.2 ms of a 300k events/s storm, while the queries
     // of an interval pause the reading for tens of ms: as trace, 2 MiB rings (1 MiB past 8 CPUs
     // or for a user other than root, whom the kernel lets lock less), woken at half.
-    int default_pages() const {
-        return ctx_.cpu_count() <= 8 && ::geteuid() == 0 ? 512 : 256;
-    }
+    int default_pages() const { return ctx_.cpu_count() <= 8 && ::geteuid() == 0 ? 512 : 256; }
 
     static std::string wall_now() {
         std::string s;
@@ -157,7 +159,8 @@ extern const ProfilerInfo sql_info;
 const ProfilerInfo sql_info = {
     .name = "sql",
     .summary = "Store tracepoint events in SQLite tables and query them with SQL.",
-    .usage = "-e EVENT[,EVENT...] (--query SQL -i MS | --output2 FILE [--query SQL]) [OPTION...] [[--] <command>]",
+    .usage =
+        "-e EVENT[,EVENT...] (--query SQL -i MS | --output2 FILE [--query SQL]) [OPTION...] [[--] <command>]",
     .body =
         {
             "SYNOPSIS",

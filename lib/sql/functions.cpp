@@ -48,8 +48,9 @@ std::string uuid_text(const uint8_t* b, int n, bool guid) {
         std::swap(u[6], u[7]);
     }
     char buf[40];
-    std::snprintf(buf, sizeof buf, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
-                  u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+    std::snprintf(buf, sizeof buf, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                  u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+                  u[14], u[15]);
     return buf;
 }
 
@@ -62,7 +63,9 @@ std::string mac_text(const uint8_t* b, int n) {
 
 namespace {
 
-const Functions& fns_of(sqlite3_context* c) { return *static_cast<const Functions*>(sqlite3_user_data(c)); }
+const Functions& fns_of(sqlite3_context* c) {
+    return *static_cast<const Functions*>(sqlite3_user_data(c));
+}
 
 void result_text(sqlite3_context* c, const std::string& s) {
     sqlite3_result_text(c, s.data(), int(s.size()), SQLITE_TRANSIENT);
@@ -89,7 +92,9 @@ void symbolic(sqlite3_context* c, int argc, sqlite3_value** argv) {
             return;
         }
         if (f.symbolic.size() != 1) {
-            sqlite3_result_error(c, "symbolic(value) needs exactly one __print_symbolic field; use symbolic('field', value)", -1);
+            sqlite3_result_error(
+                c, "symbolic(value) needs exactly one __print_symbolic field; use symbolic('field', value)",
+                -1);
             return;
         }
         lookup(c, &f.symbolic[0], sqlite3_value_int64(argv[0]));
@@ -139,15 +144,21 @@ void syscall(sqlite3_context* c, int, sqlite3_value** argv) {
 template <std::string (*Fmt)(const uint8_t*, int, bool), bool Host>
 void blob_fn(sqlite3_context* c, int, sqlite3_value** argv) {
     if (sqlite3_value_type(argv[0]) != SQLITE_BLOB) {
-        const std::string msg = std::string(static_cast<const char*>(sqlite3_user_data(c))) + "() argument must be BLOB";
+        const std::string msg =
+            std::string(static_cast<const char*>(sqlite3_user_data(c))) + "() argument must be BLOB";
         sqlite3_result_error(c, msg.c_str(), -1);
         return;
     }
-    result_text(c, Fmt(static_cast<const uint8_t*>(sqlite3_value_blob(argv[0])), sqlite3_value_bytes(argv[0]), Host));
+    result_text(
+        c, Fmt(static_cast<const uint8_t*>(sqlite3_value_blob(argv[0])), sqlite3_value_bytes(argv[0]), Host));
 }
 
-std::string ipv6_any(const uint8_t* b, int n, bool) { return ipv6_text(b, n); }
-std::string mac_any(const uint8_t* b, int n, bool) { return mac_text(b, n); }
+std::string ipv6_any(const uint8_t* b, int n, bool) {
+    return ipv6_text(b, n);
+}
+std::string mac_any(const uint8_t* b, int n, bool) {
+    return mac_text(b, n);
+}
 
 }  // namespace
 
@@ -170,7 +181,9 @@ int register_functions(sqlite3* db, const Functions* fns) {
     };
     // The BLOB functions' user data is their own name (for the error text).
     for (const Blob& b : blobs)
-        if (!rc) rc = sqlite3_create_function(db, b.name, 1, flags, const_cast<char*>(b.name), b.fn, nullptr, nullptr);
+        if (!rc)
+            rc = sqlite3_create_function(db, b.name, 1, flags, const_cast<char*>(b.name), b.fn, nullptr,
+                                         nullptr);
     return rc;
 }
 

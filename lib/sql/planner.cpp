@@ -54,7 +54,8 @@ std::vector<Token> tokens(std::string_view s) {
             i = j;
         } else {
             const std::string_view two = s.substr(i, 2);
-            const bool pair = two == "<=" || two == ">=" || two == "!=" || two == "<>" || two == "==" || two == "||";
+            const bool pair =
+                two == "<=" || two == ">=" || two == "!=" || two == "<>" || two == "==" || two == "||";
             out.push_back({Token::Op, std::string(s.substr(i, pair ? 2 : 1))});
             i += pair ? 2 : 1;
         }
@@ -69,10 +70,13 @@ std::string column_part(const std::string& w) {
     return dot == std::string::npos ? w : w.substr(dot + 1);
 }
 
-bool keyword(const Token& t, const char* k) { return t.kind == Token::Ident && lower(t.text) == k; }
+bool keyword(const Token& t, const char* k) {
+    return t.kind == Token::Ident && lower(t.text) == k;
+}
 
 bool clause_end(const Token& t) {
-    static const char* const kEnds[] = {"group", "order", "limit", "having", "union", "window", "except", "intersect"};
+    static const char* const kEnds[] = {"group", "order",  "limit",  "having",
+                                        "union", "window", "except", "intersect"};
     if (t.kind == Token::Op && t.text == ";") return true;
     for (const char* k : kEnds)
         if (keyword(t, k)) return true;
@@ -80,8 +84,10 @@ bool clause_end(const Token& t) {
 }
 
 std::map<std::string, ColType> columns(const Layout& l) {
-    std::map<std::string, ColType> cols = {{"_pid", ColType::Integer},  {"_tid", ColType::Integer},
-                                           {"_time", ColType::Integer}, {"_cpu", ColType::Integer},
+    std::map<std::string, ColType> cols = {{"_pid", ColType::Integer},
+                                           {"_tid", ColType::Integer},
+                                           {"_time", ColType::Integer},
+                                           {"_cpu", ColType::Integer},
                                            {"_period", ColType::Integer}};
     for (const Column& c : l.columns) cols.emplace(c.name, c.type);
     return cols;
@@ -95,8 +101,8 @@ bool mentions(const std::vector<Token>& w, const std::string& table) {
 
 }  // namespace
 
-std::string index_column(const Layout& l, const std::string& index_attr, const std::vector<std::string>& statements,
-                         std::string* warning) {
+std::string index_column(const Layout& l, const std::string& index_attr,
+                         const std::vector<std::string>& statements, std::string* warning) {
     const std::map<std::string, ColType> cols = columns(l);
     auto indexable = [&](const std::string& name) {
         auto it = cols.find(name);
@@ -120,14 +126,15 @@ std::string index_column(const Layout& l, const std::string& index_attr, const s
         };
         for (const Token& t : w) {
             const std::string k = t.kind == Token::Ident ? lower(t.text) : t.text;
-            if (k == "where" || k == "group" || k == "order" || k == "limit" || k == "having" || k == "union" ||
-                k == "from" || k == "select" || k == ";") {
+            if (k == "where" || k == "group" || k == "order" || k == "limit" || k == "having" ||
+                k == "union" || k == "from" || k == "select" || k == ";") {
                 close();
                 clause = k;
                 continue;
             }
             if (k == ",") ++commas;
-            if (t.kind == Token::Ident && indexable(column_part(t.text))) items.push_back(column_part(t.text));
+            if (t.kind == Token::Ident && indexable(column_part(t.text)))
+                items.push_back(column_part(t.text));
         }
         close();
     }
@@ -150,9 +157,12 @@ bool constrained(const Layout& l, const std::string& column, const std::vector<s
         if (!mentions(w, l.table)) continue;
         bool where = false;
         for (const Token& t : w) {
-            if (keyword(t, "where")) where = true;
-            else if (clause_end(t) || keyword(t, "select") || keyword(t, "from")) where = false;
-            else if (where && t.kind == Token::Ident && column_part(t.text) == column) return true;
+            if (keyword(t, "where"))
+                where = true;
+            else if (clause_end(t) || keyword(t, "select") || keyword(t, "from"))
+                where = false;
+            else if (where && t.kind == Token::Ident && column_part(t.text) == column)
+                return true;
         }
     }
     return false;
@@ -161,8 +171,8 @@ bool constrained(const Layout& l, const std::string& column, const std::vector<s
 namespace {
 
 // `column OP literal` at w[i..i+2] as a kernel filter term, or nothing.
-std::optional<std::string> term(const std::vector<Token>& w, size_t i, const std::map<std::string, ColType>& cols,
-                                const std::string& alias) {
+std::optional<std::string> term(const std::vector<Token>& w, size_t i,
+                                const std::map<std::string, ColType>& cols, const std::string& alias) {
     if (i + 2 >= w.size() || w[i].kind != Token::Ident) return std::nullopt;
     std::string name = w[i].text;
     if (const size_t dot = name.find('.'); dot != std::string::npos) {
@@ -178,7 +188,7 @@ std::optional<std::string> term(const std::vector<Token>& w, size_t i, const std
     // most 9 digits (within every field's range).
     const Token& lit = w[i + 2];
     if (col->second == ColType::Integer) {
-        static const std::map<std::string, std::string> kOps = {{"=", "=="}, {"==", "=="}, {"!=", "!="},
+        static const std::map<std::string, std::string> kOps = {{"=", "=="},  {"==", "=="}, {"!=", "!="},
                                                                 {"<>", "!="}, {"<", "<"},   {">", ">"},
                                                                 {"<=", "<="}, {">=", ">="}};
         auto o = kOps.find(op);
@@ -205,11 +215,13 @@ std::optional<std::string> statement_filter(const std::vector<Token>& w, const s
     if (!mentions(w, table)) return "";
     size_t i = 0;
     while (i < w.size() && !keyword(w[i], "from")) ++i;
-    if (i + 1 >= w.size() || lower(w[i + 1].text) != lower(table) || w[i + 1].kind != Token::Ident) return std::nullopt;
+    if (i + 1 >= w.size() || lower(w[i + 1].text) != lower(table) || w[i + 1].kind != Token::Ident)
+        return std::nullopt;
     i += 2;
     std::string alias = table;
     if (i < w.size() && keyword(w[i], "as")) ++i;
-    if (i < w.size() && w[i].kind == Token::Ident && !keyword(w[i], "where") && !clause_end(w[i])) alias = w[i++].text;
+    if (i < w.size() && w[i].kind == Token::Ident && !keyword(w[i], "where") && !clause_end(w[i]))
+        alias = w[i++].text;
     if (i >= w.size() || !keyword(w[i], "where")) return std::nullopt;  // reads every row
     std::string f;
     for (++i;;) {
@@ -223,8 +235,8 @@ std::optional<std::string> statement_filter(const std::vector<Token>& w, const s
     }
     // Nothing after the statement may read the table again (a second SELECT of a compound).
     for (; i < w.size(); ++i)
-        if (keyword(w[i], "union") || keyword(w[i], "except") || keyword(w[i], "intersect") || keyword(w[i], "from") ||
-            (w[i].kind == Token::Op && w[i].text == "("))
+        if (keyword(w[i], "union") || keyword(w[i], "except") || keyword(w[i], "intersect") ||
+            keyword(w[i], "from") || (w[i].kind == Token::Op && w[i].text == "("))
             return std::nullopt;
     return f;
 }

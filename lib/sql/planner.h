@@ -22,8 +22,8 @@ std::string lower(std::string s);
 // The column the statements constrain (WHERE) or group/order by alone most often for `l`
 // ("" = none), or `index_attr` when it names an INTEGER or TEXT column (else `warning` says
 // "index field 'f' not found|integer or string, using 'auto'").
-std::string index_column(const Layout& l, const std::string& index_attr, const std::vector<std::string>& statements,
-                         std::string* warning);
+std::string index_column(const Layout& l, const std::string& index_attr,
+                         const std::vector<std::string>& statements, std::string* warning);
 
 // Whether a WHERE clause of a statement reading `l`'s table names `column` (an index on it can
 // save a full scan; for GROUP BY / ORDER BY alone, building it costs what one sort does).

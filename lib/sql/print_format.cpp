@@ -66,44 +66,44 @@ int isa_condition(const tep_print_arg* a) {
 void collect(const tep_print_arg* a, int isa, PrintInfo& info, int depth) {
     if (!a || depth > 64) return;
     switch (a->type) {
-    case TEP_PRINT_SYMBOL: {
-        Symbolic s;
-        const char* f = field_of(a->symbol.field, &s.mask);
-        if (!f) break;
-        s.field = f;
-        for (const tep_print_flag_sym* sym = a->symbol.symbols; sym; sym = sym->next)
-            if (sym->value && sym->str) s.names.emplace(std::strtoll(sym->value, nullptr, 0), sym->str);
-        // Several tables of one field (both branches of a ?:) merge into the first.
-        for (Symbolic& old : info.symbolic)
-            if (old.field == s.field) {
-                old.names.merge(s.names);
-                return;
-            }
-        info.symbolic.push_back(std::move(s));
-        break;
-    }
-    case TEP_PRINT_OP: {
-        const std::string_view op = a->op.op ? a->op.op : "";
-        if (op == "?" && a->op.right && a->op.right->type == TEP_PRINT_OP) {
-            const int want = isa_condition(a->op.left);
-            const tep_print_arg* branches = a->op.right;
-            if (want >= 0 && isa > 0) {
-                collect(want == isa ? branches->op.left : branches->op.right, isa, info, depth + 1);
-                return;
-            }
+        case TEP_PRINT_SYMBOL: {
+            Symbolic s;
+            const char* f = field_of(a->symbol.field, &s.mask);
+            if (!f) break;
+            s.field = f;
+            for (const tep_print_flag_sym* sym = a->symbol.symbols; sym; sym = sym->next)
+                if (sym->value && sym->str) s.names.emplace(std::strtoll(sym->value, nullptr, 0), sym->str);
+            // Several tables of one field (both branches of a ?:) merge into the first.
+            for (Symbolic& old : info.symbolic)
+                if (old.field == s.field) {
+                    old.names.merge(s.names);
+                    return;
+                }
+            info.symbolic.push_back(std::move(s));
+            break;
         }
-        collect(a->op.left, isa, info, depth + 1);
-        collect(a->op.right, isa, info, depth + 1);
-        break;
-    }
-    case TEP_PRINT_TYPE:
-        collect(a->typecast.item, isa, info, depth + 1);
-        break;
-    case TEP_PRINT_FLAGS:
-        collect(a->flags.field, isa, info, depth + 1);
-        break;
-    default:
-        break;
+        case TEP_PRINT_OP: {
+            const std::string_view op = a->op.op ? a->op.op : "";
+            if (op == "?" && a->op.right && a->op.right->type == TEP_PRINT_OP) {
+                const int want = isa_condition(a->op.left);
+                const tep_print_arg* branches = a->op.right;
+                if (want >= 0 && isa > 0) {
+                    collect(want == isa ? branches->op.left : branches->op.right, isa, info, depth + 1);
+                    return;
+                }
+            }
+            collect(a->op.left, isa, info, depth + 1);
+            collect(a->op.right, isa, info, depth + 1);
+            break;
+        }
+        case TEP_PRINT_TYPE:
+            collect(a->typecast.item, isa, info, depth + 1);
+            break;
+        case TEP_PRINT_FLAGS:
+            collect(a->flags.field, isa, info, depth + 1);
+            break;
+        default:
+            break;
     }
 }
 
@@ -128,7 +128,8 @@ int machine_isa() {
     std::string line;
     while (std::getline(in, line))
         if (line.rfind("vendor_id", 0) == 0) {
-            if (line.find("AuthenticAMD") != std::string::npos || line.find("HygonGenuine") != std::string::npos)
+            if (line.find("AuthenticAMD") != std::string::npos ||
+                line.find("HygonGenuine") != std::string::npos)
                 return 2;
             return 1;
         }

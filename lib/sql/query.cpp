@@ -36,18 +36,18 @@ std::vector<std::string> split_statements(sqlite3* db, std::string_view sql, std
 std::string cell_text(int type, long long i, double d, const unsigned char* text, int bytes) {
     char buf[64];
     switch (type) {
-    case SQLITE_INTEGER:
-        std::snprintf(buf, sizeof buf, "%lld", i);
-        return buf;
-    case SQLITE_FLOAT:
-        std::snprintf(buf, sizeof buf, "%.6f", d);
-        return buf;
-    case SQLITE_TEXT:
-        return text ? std::string(reinterpret_cast<const char*>(text), size_t(bytes)) : std::string();
-    case SQLITE_BLOB:
-        return "[BLOB:" + std::to_string(bytes) + "]";
-    default:
-        return "NULL";
+        case SQLITE_INTEGER:
+            std::snprintf(buf, sizeof buf, "%lld", i);
+            return buf;
+        case SQLITE_FLOAT:
+            std::snprintf(buf, sizeof buf, "%.6f", d);
+            return buf;
+        case SQLITE_TEXT:
+            return text ? std::string(reinterpret_cast<const char*>(text), size_t(bytes)) : std::string();
+        case SQLITE_BLOB:
+            return "[BLOB:" + std::to_string(bytes) + "]";
+        default:
+            return "NULL";
     }
 }
 
@@ -123,7 +123,8 @@ void Printer::print(size_t stmt_index, const std::string& stmt, const Result& r,
 
 std::vector<std::string> compare(const Result& a, const Result& b) {
     std::vector<std::string> diffs;
-    if (a.error != b.error) diffs.push_back("Execution error mismatch: main='" + a.error + "', verify='" + b.error + "'");
+    if (a.error != b.error)
+        diffs.push_back("Execution error mismatch: main='" + a.error + "', verify='" + b.error + "'");
     if (a.names.size() != b.names.size()) {
         diffs.push_back("Column count mismatch: main=" + std::to_string(a.names.size()) +
                         ", verify=" + std::to_string(b.names.size()));
@@ -131,7 +132,8 @@ std::vector<std::string> compare(const Result& a, const Result& b) {
     }
     for (size_t c = 0; c < a.names.size(); ++c)
         if (a.names[c] != b.names[c])
-            diffs.push_back("Column " + std::to_string(c) + " name mismatch: main=" + a.names[c] + ", verify=" + b.names[c]);
+            diffs.push_back("Column " + std::to_string(c) + " name mismatch: main=" + a.names[c] +
+                            ", verify=" + b.names[c]);
     if (a.cells.size() != b.cells.size())
         diffs.push_back("Row count mismatch: main=" + std::to_string(a.cells.size()) +
                         ", verify=" + std::to_string(b.cells.size()));
@@ -143,8 +145,8 @@ std::vector<std::string> compare(const Result& a, const Result& b) {
                 diffs.push_back("Row " + std::to_string(row) + " column " + std::to_string(c) +
                                 " type mismatch: main=" + kType[ta] + ", verify=" + kType[tb]);
             else if (a.cells[row][c] != b.cells[row][c])
-                diffs.push_back("Column " + std::to_string(c) + " " + kType[ta] + " mismatch: main=" + a.cells[row][c] +
-                                ", verify=" + b.cells[row][c]);
+                diffs.push_back("Column " + std::to_string(c) + " " + kType[ta] +
+                                " mismatch: main=" + a.cells[row][c] + ", verify=" + b.cells[row][c]);
         }
     return diffs;
 }

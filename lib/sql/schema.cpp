@@ -12,14 +12,14 @@ namespace perfprof::sql {
 
 const char* type_name(ColType t) {
     switch (t) {
-    case ColType::Integer:
-        return "INTEGER";
-    case ColType::Text:
-        return "TEXT";
-    case ColType::Blob:
-        return "BLOB";
-    case ColType::Null:
-        break;
+        case ColType::Integer:
+            return "INTEGER";
+        case ColType::Text:
+            return "TEXT";
+        case ColType::Blob:
+            return "BLOB";
+        case ColType::Null:
+            break;
     }
     return "NULL";
 }
@@ -63,12 +63,19 @@ void add_functions(Layout& l, const PrintInfo& info) {
         const char kind = p[1];
         const bool host = p.find('h') != std::string::npos || p.find('l') != std::string::npos;
         std::string fn;
-        if (kind == 'S' || kind == 's' || kind == 'F' || kind == 'f') fn = "ksymbol";
-        else if ((kind == 'I' || kind == 'i') && p.size() >= 3 && p[2] == '4') fn = host ? "ipv4_hstr" : "ipv4_str";
-        else if ((kind == 'I' || kind == 'i') && p.size() >= 3 && p[2] == '6') fn = "ipv6_str";
-        else if ((kind == 'I' || kind == 'i') && p.size() >= 3 && p[2] == 'S') fn = host ? "ipsa_hstr" : "ipsa_str";
-        else if (kind == 'U') fn = (p.find('L') != std::string::npos || p.find('l') != std::string::npos) ? "guid_str" : "uuid_str";
-        else if (kind == 'M' || kind == 'm') fn = "mac_str";
+        if (kind == 'S' || kind == 's' || kind == 'F' || kind == 'f')
+            fn = "ksymbol";
+        else if ((kind == 'I' || kind == 'i') && p.size() >= 3 && p[2] == '4')
+            fn = host ? "ipv4_hstr" : "ipv4_str";
+        else if ((kind == 'I' || kind == 'i') && p.size() >= 3 && p[2] == '6')
+            fn = "ipv6_str";
+        else if ((kind == 'I' || kind == 'i') && p.size() >= 3 && p[2] == 'S')
+            fn = host ? "ipsa_hstr" : "ipsa_str";
+        else if (kind == 'U')
+            fn = (p.find('L') != std::string::npos || p.find('l') != std::string::npos) ? "guid_str"
+                                                                                        : "uuid_str";
+        else if (kind == 'M' || kind == 'm')
+            fn = "mac_str";
         if (!fn.empty()) l.functions.push_back(fn + "(" + c.name + ")");
     }
     if (l.sys == "raw_syscalls") l.functions.emplace_back("syscall(id)");
@@ -87,7 +94,8 @@ Layout layout_of(const tep_event& ev, const PrintInfo& info, std::string table) 
         for (int k = 0; f && k < i; ++k) f = f->next;
         if (f && std::strcmp(f->name, "common_type") != 0) l.columns.push_back(column_of(*f, info));
     }
-    for (const tep_format_field* f = ev.format.fields; f; f = f->next) l.columns.push_back(column_of(*f, info));
+    for (const tep_format_field* f = ev.format.fields; f; f = f->next)
+        l.columns.push_back(column_of(*f, info));
     add_functions(l, info);
     return l;
 }
@@ -118,26 +126,26 @@ namespace {
 
 int64_t integer_at(const uint8_t* p, uint32_t size, bool is_signed) {
     switch (size) {
-    case 1: {
-        uint8_t v;
-        std::memcpy(&v, p, 1);
-        return is_signed ? int64_t(int8_t(v)) : int64_t(v);
-    }
-    case 2: {
-        uint16_t v;
-        std::memcpy(&v, p, 2);
-        return is_signed ? int64_t(int16_t(v)) : int64_t(v);
-    }
-    case 4: {
-        uint32_t v;
-        std::memcpy(&v, p, 4);
-        return is_signed ? int64_t(int32_t(v)) : int64_t(v);
-    }
-    default: {
-        int64_t v;
-        std::memcpy(&v, p, 8);
-        return v;
-    }
+        case 1: {
+            uint8_t v;
+            std::memcpy(&v, p, 1);
+            return is_signed ? int64_t(int8_t(v)) : int64_t(v);
+        }
+        case 2: {
+            uint16_t v;
+            std::memcpy(&v, p, 2);
+            return is_signed ? int64_t(int16_t(v)) : int64_t(v);
+        }
+        case 4: {
+            uint32_t v;
+            std::memcpy(&v, p, 4);
+            return is_signed ? int64_t(int32_t(v)) : int64_t(v);
+        }
+        default: {
+            int64_t v;
+            std::memcpy(&v, p, 8);
+            return v;
+        }
     }
 }
 

@@ -28,9 +28,9 @@ struct Column {
 };
 
 struct Layout {
-    std::string table;            // alias= or the event name
-    std::string sys, name;        // the event
-    std::vector<Column> columns;  // record columns: common_* (no common_type), then the fields
+    std::string table;                   // alias= or the event name
+    std::string sys, name;               // the event
+    std::vector<Column> columns;         // record columns: common_* (no common_type), then the fields
     std::vector<std::string> functions;  // applicable SQL calls, e.g. "ksymbol(function)"
 };
 
@@ -40,8 +40,8 @@ Layout layout_of(const tep_event& ev, const PrintInfo& info, std::string table);
 // conversion it prints with ("" = not printed).
 ColType column_type(const std::string& type, unsigned long flags, int size, const std::string& conv);
 
-std::string create_sql(const Layout& l);  // CREATE TABLE "t" (_pid INTEGER, ...)
-std::string insert_sql(const Layout& l);  // INSERT INTO "t" VALUES (?,...)
+std::string create_sql(const Layout& l);       // CREATE TABLE "t" (_pid INTEGER, ...)
+std::string insert_sql(const Layout& l);       // INSERT INTO "t" VALUES (?,...)
 std::string quoted(const std::string& ident);  // "ident" with inner quotes doubled
 
 // Binds the 5 sample columns then every record column of `l` to `stmt` (parameters 1..N).

@@ -28,15 +28,18 @@ Db::Db(const std::string& path) {
     }
     // One writer, no crash recovery wanted: no journal, no fsync, the file locked for us.
     try {
-        exec("PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
-             " PRAGMA temp_store=MEMORY");
+        exec(
+            "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA locking_mode=EXCLUSIVE;"
+            " PRAGMA temp_store=MEMORY");
     } catch (...) {
         sqlite3_close(db_);
         throw;
     }
 }
 
-Db::~Db() { sqlite3_close_v2(db_); }
+Db::~Db() {
+    sqlite3_close_v2(db_);
+}
 
 void Db::exec(const std::string& sql) {
     char* msg = nullptr;
@@ -54,19 +57,20 @@ Store::Store(StoreConfig cfg, std::vector<EventDef> events) : cfg_(std::move(cfg
     }
     for (EventDef& e : events) {
         for (const Table& t : tables_)
-            if (lower(t.def.table) == lower(e.table)) throw Error("duplicate table name " + e.table + ", use alias=");
+            if (lower(t.def.table) == lower(e.table))
+                throw Error("duplicate table name " + e.table + ", use alias=");
         Table t;
         const PrintInfo info = print_info(*e.tp, cfg_.isa);
         t.layout = layout_of(*e.tp, info, e.table);
-        for (const Symbolic& s : info.symbolic)
-            fns_.symbolic.push_back({e.table, t.layout.name, s});
+        for (const Symbolic& s : info.symbolic) fns_.symbolic.push_back({e.table, t.layout.name, s});
         t.def = std::move(e);
         tables_.push_back(std::move(t));
     }
     // symbolic(value) applies when the whole list has exactly one mapping.
     for (Table& t : tables_)
         if (fns_.symbolic.size() == 1 && t.layout.table == fns_.symbolic[0].table)
-            t.layout.functions.insert(t.layout.functions.begin() + 1, "symbolic(" + fns_.symbolic[0].sym.field + ")");
+            t.layout.functions.insert(t.layout.functions.begin() + 1,
+                                      "symbolic(" + fns_.symbolic[0].sym.field + ")");
     fns_.ksymbol = cfg_.ksymbol;
     fns_.user = cfg_.user;
     db_ = std::make_unique<Db>(cfg_.path);
@@ -97,8 +101,10 @@ Store::~Store() {
 
 void Store::create_tables(Db& db, bool announce) {
     db.exec(
-        "CREATE TABLE IF NOT EXISTS event_metadata (table_name TEXT PRIMARY KEY, event_system TEXT, event_name TEXT,"
-        " event_id INTEGER, filter_expression TEXT, has_stack BOOLEAN, max_stack INTEGER, field_count INTEGER,"
+        "CREATE TABLE IF NOT EXISTS event_metadata (table_name TEXT PRIMARY KEY, event_system TEXT, "
+        "event_name TEXT,"
+        " event_id INTEGER, filter_expression TEXT, has_stack BOOLEAN, max_stack INTEGER, field_count "
+        "INTEGER,"
         " created_time INTEGER, sample_count INTEGER, first_sample_time INTEGER, last_sample_time INTEGER,"
         " function_list TEXT)");
     for (Table& t : tables_) {
@@ -118,16 +124,19 @@ void Store::choose_indexes(Db& db) {
     if (!cfg_.query.empty()) statements_ = split_statements(db.get(), cfg_.query, nullptr);
     for (Table& t : tables_) {
         std::string warning;
-        t.index = cfg_.path.empty() || !t.def.index.empty() ? index_column(t.layout, t.def.index, statements_, &warning)
-                                                             : std::string();
+        t.index = cfg_.path.empty() || !t.def.index.empty()
+                      ? index_column(t.layout, t.def.index, statements_, &warning)
+                      : std::string();
         if (!warning.empty())
-            std::fprintf(cfg_.err, "%s:%s: Warning: %s\n", t.layout.sys.c_str(), t.layout.name.c_str(), warning.c_str());
+            std::fprintf(cfg_.err, "%s:%s: Warning: %s\n", t.layout.sys.c_str(), t.layout.name.c_str(),
+                         warning.c_str());
         if (t.index.empty()) continue;
-        t.build_index = !cfg_.path.empty() || !t.def.index.empty() || constrained(t.layout, t.index, statements_);
+        t.build_index =
+            !cfg_.path.empty() || !t.def.index.empty() || constrained(t.layout, t.index, statements_);
         bool used = false;
         for (const std::string& st : statements_) used |= st.find(t.index) != std::string::npos;
-        std::fprintf(cfg_.out, "%s:%s: Chosen '%s' field for indexing%s\n", t.layout.sys.c_str(), t.layout.name.c_str(),
-                     t.index.c_str(), used ? "" : " (not used)");
+        std::fprintf(cfg_.out, "%s:%s: Chosen '%s' field for indexing%s\n", t.layout.sys.c_str(),
+                     t.layout.name.c_str(), t.index.c_str(), used ? "" : " (not used)");
     }
 }
 
@@ -140,7 +149,8 @@ void Store::index_tables(Db& db, bool create) {
         if (t.index.empty() || !t.build_index) continue;
         const std::string name = quoted(t.layout.table + "_" + t.index + "_idx");
         if (create)
-            db.exec("CREATE INDEX IF NOT EXISTS " + name + " ON " + quoted(t.layout.table) + " (" + quoted(t.index) + ")");
+            db.exec("CREATE INDEX IF NOT EXISTS " + name + " ON " + quoted(t.layout.table) + " (" +
+                    quoted(t.index) + ")");
         else
             db.exec("DROP INDEX IF EXISTS " + name);
     }
@@ -149,13 +159,14 @@ void Store::index_tables(Db& db, bool create) {
 void Store::prepare_inserts() {
     for (Table& t : tables_) {
         const std::string ins = insert_sql(t.layout);
-        if (sqlite3_prepare_v3(db_->get(), ins.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &t.insert, nullptr) != SQLITE_OK)
+        if (sqlite3_prepare_v3(db_->get(), ins.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &t.insert, nullptr) !=
+            SQLITE_OK)
             throw Error("cannot prepare " + ins + ": " + sqlite3_errmsg(db_->get()));
-        if (verify_ &&
-            sqlite3_prepare_v3(verify_->get(), ins.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &t.verify_insert, nullptr))
+        if (verify_ && sqlite3_prepare_v3(verify_->get(), ins.c_str(), -1, SQLITE_PREPARE_PERSISTENT,
+                                          &t.verify_insert, nullptr))
             throw Error("cannot prepare " + ins + ": " + sqlite3_errmsg(verify_->get()));
-        if (spare_ &&
-            sqlite3_prepare_v3(spare_->get(), ins.c_str(), -1, SQLITE_PREPARE_PERSISTENT, &t.spare_insert, nullptr))
+        if (spare_ && sqlite3_prepare_v3(spare_->get(), ins.c_str(), -1, SQLITE_PREPARE_PERSISTENT,
+                                         &t.spare_insert, nullptr))
             throw Error("cannot prepare " + ins + ": " + sqlite3_errmsg(spare_->get()));
     }
 }
@@ -200,8 +211,9 @@ void Store::update_metadata() {
     for (Db* db : {db_.get(), verify_.get()}) {
         if (!db) continue;
         sqlite3_stmt* st = nullptr;
-        sqlite3_prepare_v2(db->get(), "INSERT OR REPLACE INTO event_metadata VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &st,
-                           nullptr);
+        sqlite3_prepare_v2(db->get(),
+                           "INSERT OR REPLACE INTO event_metadata VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", -1,
+                           &st, nullptr);
         for (const Table& t : tables_) {
             std::string fl;
             for (const std::string& f : t.layout.functions) fl += (fl.empty() ? "" : ", ") + f;
@@ -248,7 +260,8 @@ void Store::run_queries(Db& db, const std::string& wall_header) {
     }
     std::fflush(cfg_.out);
     if (!error.empty()) std::fprintf(cfg_.err, "Failed to prepare query: %s\n", error.c_str());
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     cost_us_ += uint64_t(ms * 1000);
     if (cfg_.verbose) {
         std::fprintf(cfg_.out, "SQL query cost: %.3f ms\n", ms);

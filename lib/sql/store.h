@@ -5,12 +5,12 @@
 
 #include <sqlite3.h>
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
-#include <atomic>
 #include <memory>
-#include <thread>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "perf-prof/sample.h"

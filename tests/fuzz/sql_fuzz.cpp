@@ -13,9 +13,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <vector>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fuzz_input.h"
 #include "sql/planner.h"
@@ -48,8 +48,8 @@ struct Pool {
     std::vector<std::unique_ptr<tep_print_flag_sym>> syms;
     std::vector<std::string> strings;
     char* str(const uint8_t*& p, size_t& n) {
-        static const char* const kWords[] = {"isa", "pid", "prio", "comm", "mac", "==", "&", "?", ":", "1", "2",
-                                             "0xffff", "-1", "0x40 + 1", "", "x"};
+        static const char* const kWords[] = {"isa", "pid", "prio", "comm",   "mac", "==",       "&", "?",
+                                             ":",   "1",   "2",    "0xffff", "-1",  "0x40 + 1", "",  "x"};
         std::string s = kWords[fuzz::take(p, n, 1) % 16];
         strings.reserve(4096);  // stable c_str() pointers: no reallocation below 4096 strings
         if (strings.size() >= 4096) return const_cast<char*>("");
@@ -63,44 +63,44 @@ tep_print_arg* build(Pool& pool, const uint8_t*& p, size_t& n, int depth) {
     auto a = std::make_unique<tep_print_arg>();
     const unsigned kind = unsigned(fuzz::take(p, n, 1)) % 6;
     switch (kind) {
-    case 0:
-        a->type = TEP_PRINT_FIELD;
-        a->field.name = pool.str(p, n);
-        break;
-    case 1:
-        a->type = TEP_PRINT_ATOM;
-        a->atom.atom = pool.str(p, n);
-        break;
-    case 2:
-        a->type = TEP_PRINT_OP;
-        a->op.op = pool.str(p, n);
-        a->op.left = build(pool, p, n, depth + 1);
-        a->op.right = build(pool, p, n, depth + 1);
-        break;
-    case 3:
-        a->type = TEP_PRINT_TYPE;
-        a->typecast.type = pool.str(p, n);
-        a->typecast.item = build(pool, p, n, depth + 1);
-        break;
-    case 4: {
-        a->type = TEP_PRINT_SYMBOL;
-        a->symbol.field = build(pool, p, n, depth + 1);
-        const unsigned count = unsigned(fuzz::take(p, n, 1)) % 5;
-        tep_print_flag_sym** tail = &a->symbol.symbols;
-        for (unsigned i = 0; i < count; ++i) {
-            auto s = std::make_unique<tep_print_flag_sym>();
-            s->value = pool.str(p, n);
-            s->str = pool.str(p, n);
-            *tail = s.get();
-            tail = &s->next;
-            pool.syms.push_back(std::move(s));
+        case 0:
+            a->type = TEP_PRINT_FIELD;
+            a->field.name = pool.str(p, n);
+            break;
+        case 1:
+            a->type = TEP_PRINT_ATOM;
+            a->atom.atom = pool.str(p, n);
+            break;
+        case 2:
+            a->type = TEP_PRINT_OP;
+            a->op.op = pool.str(p, n);
+            a->op.left = build(pool, p, n, depth + 1);
+            a->op.right = build(pool, p, n, depth + 1);
+            break;
+        case 3:
+            a->type = TEP_PRINT_TYPE;
+            a->typecast.type = pool.str(p, n);
+            a->typecast.item = build(pool, p, n, depth + 1);
+            break;
+        case 4: {
+            a->type = TEP_PRINT_SYMBOL;
+            a->symbol.field = build(pool, p, n, depth + 1);
+            const unsigned count = unsigned(fuzz::take(p, n, 1)) % 5;
+            tep_print_flag_sym** tail = &a->symbol.symbols;
+            for (unsigned i = 0; i < count; ++i) {
+                auto s = std::make_unique<tep_print_flag_sym>();
+                s->value = pool.str(p, n);
+                s->str = pool.str(p, n);
+                *tail = s.get();
+                tail = &s->next;
+                pool.syms.push_back(std::move(s));
+            }
+            break;
         }
-        break;
-    }
-    default:
-        a->type = TEP_PRINT_FLAGS;
-        a->flags.field = build(pool, p, n, depth + 1);
-        break;
+        default:
+            a->type = TEP_PRINT_FLAGS;
+            a->flags.field = build(pool, p, n, depth + 1);
+            break;
     }
     pool.args.push_back(std::move(a));
     return pool.args.back().get();
@@ -120,7 +120,8 @@ void check_print_args(const uint8_t* p, size_t n) {
     ev.print_fmt.format = fmt.data();
     const PrintInfo info = print_info(ev, int(n % 3));
     for (const Symbolic& s : info.symbolic)
-        if (s.field.empty() && s.names.size() > 1000) fuzz::broken("sql_fuzz", "a symbolic table out of nowhere");
+        if (s.field.empty() && s.names.size() > 1000)
+            fuzz::broken("sql_fuzz", "a symbolic table out of nowhere");
 }
 
 tep_event* event_with(tep_handle* tep, std::string_view print) {

@@ -79,10 +79,12 @@ TEST_F(SqlFormats, ColumnTypes) {
     EXPECT_EQ(type_of(layout(tep, "raw_syscalls", "sys_enter"), "args"), ColType::Blob);  // unsigned long[6]
     EXPECT_EQ(column_type("u128 x", 0, 16, ""), ColType::Null);
     EXPECT_EQ(column_type("u8 mac[6]", TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_STRING, 6, "x"), ColType::Blob);
-    EXPECT_EQ(column_type("unsigned char s[6]", TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_STRING, 6, "s"), ColType::Text);
+    EXPECT_EQ(column_type("unsigned char s[6]", TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_STRING, 6, "s"),
+              ColType::Text);
     EXPECT_EQ(column_type("__data_loc char[] name", TEP_FIELD_IS_DYNAMIC | TEP_FIELD_IS_STRING, 4, "s"),
               ColType::Text);
-    EXPECT_EQ(column_type("__data_loc u32[] v", TEP_FIELD_IS_DYNAMIC | TEP_FIELD_IS_ARRAY, 4, ""), ColType::Blob);
+    EXPECT_EQ(column_type("__data_loc u32[] v", TEP_FIELD_IS_DYNAMIC | TEP_FIELD_IS_ARRAY, 4, ""),
+              ColType::Blob);
 }
 
 TEST_F(SqlFormats, FunctionList) {
@@ -101,10 +103,11 @@ TEST_F(SqlFormats, FunctionList) {
 
 TEST_F(SqlFormats, CreateAndInsertText) {
     const Layout w = layout(tep, "sched", "sched_wakeup");
-    EXPECT_EQ(create_sql(w).rfind("CREATE TABLE \"sched_wakeup\" (_pid INTEGER, _tid INTEGER, _time INTEGER, _cpu "
-                                  "INTEGER, _period INTEGER, \"common_flags\" INTEGER",
-                                  0),
-              0u);
+    EXPECT_EQ(
+        create_sql(w).rfind("CREATE TABLE \"sched_wakeup\" (_pid INTEGER, _tid INTEGER, _time INTEGER, _cpu "
+                            "INTEGER, _period INTEGER, \"common_flags\" INTEGER",
+                            0),
+        0u);
     EXPECT_EQ(insert_sql(w), "INSERT INTO \"sched_wakeup\" VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
     EXPECT_EQ(quoted("a\"b"), "\"a\"\"b\"");
 }

@@ -53,7 +53,9 @@ TEST(SqlFunctions, Formatters) {
     EXPECT_EQ(mac_text(u, 5), "??");
 }
 
-const char* fake_ksym(uint64_t addr, void*) { return addr == 0x1000 ? "tick_sched_timer" : nullptr; }
+const char* fake_ksym(uint64_t addr, void*) {
+    return addr == 0x1000 ? "tick_sched_timer" : nullptr;
+}
 
 TEST(SqlFunctions, InSql) {
     Db db("");
@@ -92,7 +94,8 @@ TEST(SqlQuery, SplitsAsSqliteDoes) {
     EXPECT_EQ(split_statements(db.get(), "  SELECT 1; SELECT ';' ;  ;\n SELECT 3 -- c\n", &error),
               (std::vector<std::string>{"SELECT 1;", "SELECT ';' ;", "SELECT 3 -- c\n"}));
     EXPECT_EQ(error, "");
-    EXPECT_EQ(split_statements(db.get(), "SELECT 1; SELEKT 2; SELECT 3", &error), std::vector<std::string>{"SELECT 1;"});
+    EXPECT_EQ(split_statements(db.get(), "SELECT 1; SELEKT 2; SELECT 3", &error),
+              std::vector<std::string>{"SELECT 1;"});
     EXPECT_EQ(error, "near \"SELEKT\": syntax error");
 }
 
@@ -200,12 +203,14 @@ TEST_F(SqlStoreTest, FileModeBatchesAndKeepsRows) {
     std::fclose(devnull);
     Db db(path);
     EXPECT_EQ(one(db.get(), "SELECT COUNT(*) FROM ev"), "4501");
-    EXPECT_EQ(one(db.get(), "SELECT name || ',' || small || ',' || port || ',' || pid || ',' || _pid || ',' || _tid "
-                            "|| ',' || _cpu FROM ev LIMIT 1"),
+    EXPECT_EQ(one(db.get(),
+                  "SELECT name || ',' || small || ',' || port || ',' || pid || ',' || _pid || ',' || _tid "
+                  "|| ',' || _cpu FROM ev LIMIT 1"),
               "abc,-2,65535,-7,10,11,1");
     EXPECT_EQ(one(db.get(), "SELECT typeof(name) FROM ev LIMIT 1"), "text");
-    EXPECT_EQ(one(db.get(), "SELECT sample_count || ' ' || first_sample_time || ' ' || last_sample_time || ' ' || "
-                            "field_count || ' ' || filter_expression FROM event_metadata WHERE table_name = 'ev'"),
+    EXPECT_EQ(one(db.get(),
+                  "SELECT sample_count || ' ' || first_sample_time || ' ' || last_sample_time || ' ' || "
+                  "field_count || ' ' || filter_expression FROM event_metadata WHERE table_name = 'ev'"),
               "4501 100 1 12 pid>0");
     unlink(path);
 }
@@ -249,9 +254,11 @@ TEST_F(SqlStoreTest, DuplicateTableNamesAreRefused) {
 TEST_F(SqlStoreTest, IndexColumnChoice) {
     const Layout l = layout_of(*ev, print_info(*ev, 1), "ev");
     std::string warning;
-    EXPECT_EQ(index_column(l, "", {"SELECT pid, COUNT(*) FROM ev WHERE pid > 100 AND small = 1 GROUP BY pid"}, &warning),
+    EXPECT_EQ(index_column(l, "", {"SELECT pid, COUNT(*) FROM ev WHERE pid > 100 AND small = 1 GROUP BY pid"},
+                           &warning),
               "pid");
-    EXPECT_EQ(index_column(l, "", {"SELECT _time FROM ev GROUP BY _time, pid ORDER BY _time"}, &warning), "_time");
+    EXPECT_EQ(index_column(l, "", {"SELECT _time FROM ev GROUP BY _time, pid ORDER BY _time"}, &warning),
+              "_time");
     EXPECT_EQ(index_column(l, "", {"SELECT pid FROM other WHERE pid > 1"}, &warning), "");
     EXPECT_EQ(warning, "");
     EXPECT_EQ(index_column(l, "name", {}, &warning), "name");
