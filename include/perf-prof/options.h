@@ -136,6 +136,7 @@ struct Options {
 
     std::string profiler;               // selected profiler name, empty = none
     std::vector<std::string> workload;  // argv of the workload, empty = none
+    std::vector<std::string> words;     // a takes_words profiler's own arguments (ProfilerInfo)
 
     // The selected profiler's own options, parsed into its struct (ProfilerInfo::own_options);
     // shared by copies, never changed after parsing.

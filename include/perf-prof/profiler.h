@@ -44,6 +44,14 @@ struct EventSpec {
     struct tep_event* tp = nullptr;  // tracepoint format, for rendering and field access
     std::vector<Field> fields;       // the record's fields, for user-space filters and EXPRs
     int bpf_prog = -1;  // BPF_PROG_TYPE_PERF_EVENT program fd (PERF_EVENT_IOC_SET_BPF), owned by the profiler
+    // The index in EventPlan::events of the leader of this event's group (an earlier event),
+    // -1 when it leads its own. A member opens with its leader's fd on the same CPU or task
+    // (perf_event_open's group_fd), on the leader's CPUs or some of them (cpus=); a leader
+    // with PERF_FORMAT_GROUP reads the whole group, in a sample or with Context::read_counter.
+    int group_leader = -1;
+    // Not enabled when the session starts: Context::enable_event turns it on (a filter set at
+    // run time with Context::set_filter, which the kernel accepts once per event, comes first).
+    bool start_disabled = false;
 };
 
 // A profiler named inside an event list (SPEC §2.8), opened as a child whose samples are
@@ -71,6 +79,10 @@ struct EventPlan {
     // and, before a new task runs, opens this device's events on it or, for a system_wide
     // plan, opens them once more on every CPU with the filters Profiler::filters_for() gives.
     bool follow = false;
+    // The -i period (ms) when the command line gives none (top, oncpu, hrcount: 1000); 0 = none.
+    uint64_t interval_ms = 0;
+    // Profiler::tick() every tick_ms (stat's read period), besides -i; 0 = never.
+    uint64_t tick_ms = 0;
 };
 
 // Services the session offers a profiler. Valid from construction to destruction.
@@ -99,6 +111,29 @@ public:
     // (kmemleak --user's agent: LD_PRELOAD and its channel). True only when `pid` is that
     // command and it has not been released yet (profilers are made before the release).
     virtual bool set_exec_env(int pid, const std::string& name, const std::string& value) = 0;
+
+    // The planned events at run time. An instance is a ring: a CPU (instance_cpu() says which)
+    // or an attached thread (instance_cpu() is -1).
+    virtual int instances() const { return 0; }
+    virtual int instance_cpu(int instance) const {
+        (void)instance;
+        return -1;
+    }
+    // read() of planned event `event_index` on `instance`: the words its read_format gives
+    // (read them with perfprof::ReadValues); a PERF_FORMAT_GROUP leader reads its whole group.
+    // False when the event is not open on that instance (cpus=) or the read fails.
+    virtual bool read_counter(int event_index, int instance, std::vector<uint64_t>& words) {
+        (void)event_index, (void)instance, (void)words;
+        return false;
+    }
+    // Replaces the kernel filter of planned event `event_index` on `instance` (-1: every
+    // instance). Returns "" or the kernel's error ("Invalid argument").
+    virtual std::string set_filter(int event_index, int instance, const std::string& filter) {
+        (void)event_index, (void)instance, (void)filter;
+        return "not supported";
+    }
+    // Enables or disables planned event `event_index` on every instance.
+    virtual void enable_event(int event_index, bool on) { (void)event_index, (void)on; }
 };
 
 class Profiler {
@@ -112,6 +147,7 @@ public:
     virtual void interval() {}                       // every -i ms
     virtual void finish() {}                         // flush every output, also on SIGINT
     virtual void sigusr1() {}                        // SIGUSR1: the profiler's own statistics
+    virtual void tick() {}                           // every EventPlan::tick_ms
     // A system_wide plan following tasks: for each planned event, the kernel filter that
     // selects just the tasks `tids` (ascending), or "" where the event needs no copy for them.
     virtual std::vector<std::string> filters_for(const std::vector<int>& tids) {
@@ -145,6 +181,10 @@ struct ProfilerInfo {
     int (*run_words)(const Options& opt) = nullptr;
     // false: of the OPTION group only -V, -v, -q and -h (SPEC §1.7, list and usdt).
     bool global_options = true;
+    // A Profiler whose words after the options are its own arguments, in Options::words,
+    // never a workload (hrtimer's and expr's expression, breakpoint's addresses: SPEC-PROFILERS
+    // §P0); options may follow the words.
+    bool takes_words = false;
     // The `help` word (SPEC §1.10): the command template for these resolved events, one line
     // ending in a newline; null = no template.
     std::string (*help_template)(const Options& opt, const std::vector<event::Resolved>& events) = nullptr;

@@ -20,12 +20,18 @@ struct Sample {
     const EventSpec* event = nullptr;     // which planned event produced it
     int event_index = -1;                 // index of `event` in the plan
     int instance = -1;                    // ring-buffer instance: CPU index or thread index
+    uint64_t ip = 0;                      // PERF_SAMPLE_IP
     uint32_t pid = 0, tid = 0;            // PERF_SAMPLE_TID
     uint64_t time = 0;                    // PERF_SAMPLE_TIME, perf clock ns
+    uint64_t addr = 0;                    // PERF_SAMPLE_ADDR
     uint64_t id = 0;                      // PERF_SAMPLE_ID
     uint32_t cpu = UINT32_MAX;            // PERF_SAMPLE_CPU, UINT32_MAX = unknown
     uint64_t period = 0;                  // PERF_SAMPLE_PERIOD
-    uint64_t read_value = 0;              // PERF_SAMPLE_READ with read_format 0: the counter
+    // PERF_SAMPLE_READ: the words as the event's read_format lays them out (read them with
+    // perfprof::ReadValues, perf-prof/read_values.h); read_value is the first counter value.
+    const uint64_t* read = nullptr;
+    uint32_t read_words = 0;
+    uint64_t read_value = 0;
     const uint64_t* callchain = nullptr;  // PERF_SAMPLE_CALLCHAIN ips
     uint64_t callchain_nr = 0;
     const void* raw = nullptr;  // PERF_SAMPLE_RAW payload (tracepoint record)
@@ -37,6 +43,10 @@ struct Sample {
     const uint64_t* user_regs = nullptr;
     const uint8_t* user_stack = nullptr;
     uint64_t user_stack_size = 0;
+    // PERF_SAMPLE_REGS_INTR: the ABI (0 = none) and one value per bit of the event's
+    // sample_regs_intr, lowest bit first: the registers where the event interrupted.
+    uint64_t intr_abi = 0;
+    const uint64_t* intr_regs = nullptr;
     // Set when the sample comes from a nested profiler (SPEC §2.8): that profiler prints it.
     Profiler* from = nullptr;
     // Set by a parent printing the sample under a title (multi-trace --detail, SPEC §4.6.7):

@@ -209,9 +209,12 @@ private:
         return it == rows_.end() ? nullptr : it->second;
     }
 
+public:
     // "-" alone and words CLI11 took for negative numbers ("-5") are not options to CLI11, but
     // as the first word here they can only be a mistyped option, never a profiler or workload.
     static bool looks_like_option(const std::string& w) { return w.size() > 1 && w[0] == '-' && w != "--"; }
+
+private:
 
     // Message for the option-looking word CLI11 did not know.
     std::string reject(const std::string& w) const {
@@ -245,6 +248,29 @@ std::vector<std::string> split_workload(const std::vector<std::string>& rest) {
     if (rest.empty()) return {};
     auto from = rest.begin() + (rest.front() == "--" ? 1 : 0);
     return {from, rest.end()};
+}
+
+// The words of a takes_words profiler from what its first pass left: plain words are taken,
+// each run of options after them parsed by one more pass (in `more`), everything after "--" is
+// words.
+std::vector<std::string> take_words(std::vector<std::string> rest, const ProfilerInfo* profiler,
+                                    const std::vector<const ProfilerInfo*>& registry,
+                                    std::vector<std::unique_ptr<Pass>>& more) {
+    std::vector<std::string> words;
+    while (!rest.empty()) {
+        size_t i = 0;
+        for (; i < rest.size() && rest[i] != "--" && !Pass::looks_like_option(rest[i]); i++)
+            words.push_back(rest[i]);
+        if (i == rest.size()) break;
+        if (rest[i] == "--") {
+            words.insert(words.end(), rest.begin() + long(i) + 1, rest.end());
+            break;
+        }
+        more.push_back(std::make_unique<Pass>(profiler, registry));
+        more.back()->run({rest.begin() + long(i), rest.end()});
+        rest = more.back()->rest();
+    }
+    return words;
 }
 
 std::shared_ptr<ProfilerOptions> make_own(const ProfilerInfo* p) {
@@ -317,7 +343,13 @@ Parsed parse(const std::vector<std::string>& args, const std::vector<const Profi
     out.opt.profiler = profiler->name;
     Pass after(profiler, registry);
     after.run({rest.begin() + 1, rest.end()});
-    if (auto hv = after.first_help_or_version()) {
+    // A takes_words profiler: its words, and the options between and after them (SPEC-PROFILERS §P0).
+    std::vector<std::unique_ptr<Pass>> more;
+    if (profiler->takes_words && !(!after.rest().empty() && after.rest().front() == "help"))
+        out.opt.words = take_words(after.rest(), profiler, registry, more);
+    std::optional<Opt> hv = after.first_help_or_version();
+    for (size_t i = 0; !hv && i < more.size(); i++) hv = more[i]->first_help_or_version();
+    if (hv) {
         out.action = *hv == Opt::Help ? Action::ProfilerHelp : Action::Version;
         out.opt.version = *hv == Opt::Version;
         return out;
@@ -334,8 +366,9 @@ Parsed parse(const std::vector<std::string>& args, const std::vector<const Profi
     std::shared_ptr<ProfilerOptions> own = make_own(profiler);
     before.apply(out.opt, profiler, own.get());
     after.apply(out.opt, profiler, own.get());
+    for (const auto& p : more) p->apply(out.opt, profiler, own.get());
     out.opt.own = std::move(own);
-    out.opt.workload = split_workload(after.rest());
+    if (!profiler->takes_words) out.opt.workload = split_workload(after.rest());
     out.separator = !after.rest().empty() && after.rest().front() == "--";
     if (!profiler->is_command()) settle(out.opt, *profiler);
     out.action = Action::Run;

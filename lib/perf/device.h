@@ -76,6 +76,12 @@ struct Device final : Context {
         return services.set_exec_env(pid, name, value);
     }
 
+    int instances() const override;
+    int instance_cpu(int instance) const override;
+    bool read_counter(int event_index, int instance, std::vector<uint64_t>& words) override;
+    std::string set_filter(int event_index, int instance, const std::string& filter) override;
+    void enable_event(int event_index, bool on) override;
+
     int event_of(uint64_t id) const {
         auto it = ids.find(id);
         return it == ids.end() ? -1 : it->second;
@@ -100,7 +106,7 @@ struct Device final : Context {
     bool ring_per_cpu = true;  // rings per CPU (whole CPUs, or tasks with inherit)
     std::vector<std::vector<perf_evsel*>>
         evsels;                               // per planned event: its evsels (x cgroups, + followed tasks)
-    std::vector<std::vector<int>> instances;  // per planned event: evsel cpu index -> instance
+    std::vector<std::vector<int>> cpu_instances;  // per planned event: evsel cpu index -> instance
     std::unordered_map<uint64_t, int> ids;    // sample id -> planned event (hot path)
     bool need_ids = false;
     std::vector<std::unique_ptr<filter::Program>> user_filters;  // per event, null = none

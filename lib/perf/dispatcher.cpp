@@ -185,7 +185,7 @@ void Dispatcher::deliver(Ring& r, const perf_event_header& h, uint64_t time) {
     if (e < 0) return;
     const EventSpec& spec = d.plan.events[size_t(e)];
     Sample s;
-    if (!decode_sample(h, spec.attr.sample_type, s, spec.attr.sample_regs_user)) return;
+    if (!decode_sample(h, spec.attr, s)) return;
     // --call-graph dwarf: the user stack is unwound now, while the process and its mappings
     // are alive; profilers see a complete call chain.
     if (unwind::carries_user_stack(spec.attr)) unwinder_.unwind(s, spec.attr, symbols_);

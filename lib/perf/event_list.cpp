@@ -87,10 +87,10 @@ perf_evsel* EventList::add(const perf_event_attr& attr) {
 }
 
 void EventList::open(perf_evsel* ev, const CpuMap& cpus, const ThreadMap& threads, unsigned long flags,
-                     const std::string& what) {
+                     const std::string& what, const std::vector<int>* group_fds) {
     int fail_cpu = -1, fail_thread = -1;
-    int ret = ppshim_evsel_open(ev, cpus.get(), threads.get(), flags | PERF_FLAG_FD_CLOEXEC, &fail_cpu,
-                                &fail_thread);
+    int ret = ppshim_evsel_open(ev, cpus.get(), threads.get(), flags | PERF_FLAG_FD_CLOEXEC,
+                                group_fds ? group_fds->data() : nullptr, &fail_cpu, &fail_thread);
     if (ret == 0) return;
     std::string target;
     int pid = fail_thread >= 0 ? perf_thread_map__pid(threads.get(), fail_thread) : -1;

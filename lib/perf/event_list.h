@@ -39,9 +39,10 @@ public:
     // Adds an event; the list owns it.
     perf_evsel* add(const perf_event_attr& attr);
     // Opens `ev` on every cpu x thread of the maps. On failure throws an explained Error
-    // (DESIGN.md "Errors") naming `what` (e.g. "signal:signal_generate").
+    // (DESIGN.md "Errors") naming `what` (e.g. "signal:signal_generate"). `group_fds`: the
+    // group leader's fd per (cpu index c, thread index t) at [c * nthreads + t], -1 for none.
     void open(perf_evsel* ev, const CpuMap& cpus, const ThreadMap& threads, unsigned long flags,
-              const std::string& what);
+              const std::string& what, const std::vector<int>* group_fds = nullptr);
     // The fd of an opened event at (cpu index, thread index).
     static int fd(perf_evsel* ev, int cpu_idx, int thread);
     void enable();

@@ -189,26 +189,33 @@ void Opener::open_device(Device& d) {
         if (cpu_index.empty())
             for (int c = 0; c < ncpu; c++) cpu_index.push_back(c);
         d.evsels[e] = open_event(d, e, cpus, d.thread_map);
-        d.instances.push_back(std::move(cpu_index));
+        d.cpu_instances.push_back(std::move(cpu_index));
     }
     if (!d.plan.events.empty()) map_rings(d);
     open_nested(d);
 }
 
 std::vector<perf_evsel*> Opener::open_event(Device& d, size_t e, const CpuMap& cpus, const ThreadMap& threads,
-                                            const std::string* filter) {
+                                            const std::string* filter, bool newest_leader) {
     const EventSpec& spec = d.plan.events[e];
     const std::string what = event_name(spec);
     std::vector<perf_evsel*> evs;
+    std::vector<int> group;
     if (cgroups_.empty() || d.per_thread) {
         perf_evsel* ev = events_.add(spec.attr);
-        events_.open(ev, cpus, threads, 0, what);
+        const int leader = spec.group_leader;
+        const size_t k = newest_leader && leader >= 0 && !d.evsels[size_t(leader)].empty()
+                             ? d.evsels[size_t(leader)].size() - 1
+                             : 0;
+        events_.open(ev, cpus, threads, 0, what, group_fds(d, e, k, cpus, threads, group));
         evs.push_back(ev);
     } else {
-        for (const Cgroup& cg : cgroups_) {
+        for (size_t k = 0; k < cgroups_.size(); k++) {
+            const Cgroup& cg = cgroups_[k];
             perf_evsel* ev = events_.add(spec.attr);
-            events_.open(ev, cpus, thread_map({cg.fd.get()}), PERF_FLAG_PID_CGROUP,
-                         what + " in cgroup '" + cg.path + "'");
+            ThreadMap one = thread_map({cg.fd.get()});
+            events_.open(ev, cpus, one, PERF_FLAG_PID_CGROUP, what + " in cgroup '" + cg.path + "'",
+                         group_fds(d, e, k, cpus, one, group));
             evs.push_back(ev);
         }
     }
@@ -227,6 +234,32 @@ std::vector<perf_evsel*> Opener::open_event(Device& d, size_t e, const CpuMap& c
                 }
             }
     return evs;
+}
+
+// The group_fd of each (cpu index, thread index) of a member of planned event e's group: the
+// leader's fd on the same CPU and thread (of the same cgroup `k`); null for a leader.
+const std::vector<int>* Opener::group_fds(Device& d, size_t e, size_t k, const CpuMap& cpus,
+                                          const ThreadMap& threads, std::vector<int>& out) {
+    const int leader = d.plan.events[e].group_leader;
+    if (leader < 0) return nullptr;
+    if (size_t(leader) >= e || k >= d.evsels[size_t(leader)].size())
+        throw Error(event_name(d.plan.events[e]) + ": its group leader must be an earlier event");
+    perf_evsel* lead = d.evsels[size_t(leader)][k];
+    const std::vector<int>& lead_idx = d.cpu_instances[size_t(leader)];
+    const int ncpu = perf_cpu_map__nr(cpus.get()), nthr = perf_thread_map__nr(threads.get());
+    out.assign(size_t(ncpu) * size_t(nthr), -1);
+    for (int c = 0; c < ncpu; c++) {
+        const int cpu = perf_cpu_map__cpu(cpus.get(), c).cpu;
+        int j = 0;  // the leader's cpu index on that CPU (per thread: the one "any CPU" entry)
+        while (j < int(lead_idx.size()) && d.ring_per_cpu &&
+               perf_cpu_map__cpu(d.cpus.get(), lead_idx[size_t(j)]).cpu != cpu)
+            j++;
+        if (j == int(lead_idx.size()))
+            throw Error(event_name(d.plan.events[e]) + ": CPU " + std::to_string(cpu) + " is not one of " +
+                        event_name(d.plan.events[size_t(leader)]) + "'s, its group leader");
+        for (int t = 0; t < nthr; t++) out[size_t(c) * size_t(nthr) + size_t(t)] = EventList::fd(lead, j, t);
+    }
+    return &out;
 }
 
 void Opener::install_filter(Device& d, size_t e, int fd, const std::string& text, const std::string& what) {
@@ -300,7 +333,7 @@ void Opener::map_rings(Device& d) {
             r.tid = perf_thread_map__pid(d.thread_map.get(), i);
         // All events of one instance share one ring.
         for (size_t e = 0; e < d.evsels.size(); e++) {
-            const std::vector<int>& idx = d.instances[e];
+            const std::vector<int>& idx = d.cpu_instances[e];
             int c = 0, t0 = i, t1 = i + 1;
             if (d.ring_per_cpu) {
                 auto it = std::find(idx.begin(), idx.end(), i);
@@ -314,6 +347,13 @@ void Opener::map_rings(Device& d) {
         }
         if (r.ring) add_ring(std::move(r));
     }
+}
+
+void Opener::enable_planned() {
+    for (auto& d : devices_)
+        for (size_t e = 0; e < d->evsels.size(); e++)
+            if (!d->plan.events[e].start_disabled)
+                for (perf_evsel* ev : d->evsels[e]) perf_evsel__enable(ev);
 }
 
 void Opener::start_following() {
@@ -353,7 +393,7 @@ void Opener::follow_device(Device& d, int tid) {
     const ThreadMap one = thread_map({tid});
     std::vector<perf_evsel*> opened;
     for (size_t e = 0; e < d.plan.events.size(); e++)
-        for (perf_evsel* ev : open_event(d, e, d.cpus, one)) {
+        for (perf_evsel* ev : open_event(d, e, d.cpus, one, nullptr, true)) {
             d.evsels[e].push_back(ev);
             opened.push_back(ev);
         }

@@ -33,6 +33,8 @@ public:
     void attach(Workload* workload);
     // The top-level device, its events, rings and nested children opened. Throws Error.
     Device& open(DeviceSpec top);
+    // Enables every device's events but those planned start_disabled.
+    void enable_planned();
     // --ptrace: seizes the attached tasks when a device follows them (before they run on).
     void start_following();
     // SIGCHLD and once a second: new tasks followed, exits noted. True when the run is over
@@ -54,9 +56,12 @@ public:
 private:
     Device& add_device(DeviceSpec spec, Device* parent);
     void open_device(Device& d);
-    // `filter` replaces the planned event's filter (the clone for one followed task).
+    // `filter` replaces the planned event's filter (the clone for one followed task);
+    // `newest_leader`: a group member joins its leader's newest evsel (the clone just made).
     std::vector<perf_evsel*> open_event(Device& d, size_t e, const CpuMap& cpus, const ThreadMap& threads,
-                                        const std::string* filter = nullptr);
+                                        const std::string* filter = nullptr, bool newest_leader = false);
+    const std::vector<int>* group_fds(Device& d, size_t e, size_t k, const CpuMap& cpus, const ThreadMap& threads,
+                                      std::vector<int>& out);
     void open_nested(Device& parent);
     void install_filter(Device& d, size_t e, int fd, const std::string& text, const std::string& what);
     void map_rings(Device& d);

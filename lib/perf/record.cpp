@@ -36,22 +36,53 @@ private:
 
 }  // namespace
 
-bool decode_sample(const perf_event_header& h, uint64_t st, Sample& s, uint64_t regs_user_mask) {
+namespace {
+
+// PERF_SAMPLE_READ: how many words the read_format gives, or 0 when they do not fit.
+bool read_words(Cursor& c, uint64_t read_format, Sample& s) {
+    const uint8_t* at = c.pos();
+    const uint64_t times = (read_format & PERF_FORMAT_TOTAL_TIME_ENABLED ? 1 : 0) +
+                           (read_format & PERF_FORMAT_TOTAL_TIME_RUNNING ? 1 : 0);
+    const uint64_t per = 1 + (read_format & PERF_FORMAT_ID ? 1 : 0) + (read_format & PERF_FORMAT_LOST ? 1 : 0);
+    uint64_t n = 0;
+    if (read_format & PERF_FORMAT_GROUP) {
+        uint64_t nr = 0;
+        if (!c.u64(nr) || nr > 4096) return false;
+        n = 1 + times + nr * per;
+        if (!c.skip((n - 1) * 8)) return false;
+    } else {
+        n = times + per;
+        if (!c.skip(n * 8)) return false;
+    }
+    s.read = reinterpret_cast<const uint64_t*>(at);
+    s.read_words = uint32_t(n);
+    // The first counter value: after nr and the times in a group, first otherwise.
+    __builtin_memcpy(&s.read_value, at + (read_format & PERF_FORMAT_GROUP ? (1 + times) * 8 : 0), 8);
+    return true;
+}
+
+}  // namespace
+
+bool decode_sample(const perf_event_header& h, const perf_event_attr& attr, Sample& s) {
+    return decode_sample(h, attr.sample_type, s, attr.sample_regs_user, attr.read_format, attr.sample_regs_intr);
+}
+
+bool decode_sample(const perf_event_header& h, uint64_t st, Sample& s, uint64_t regs_user_mask, uint64_t read_format,
+                   uint64_t regs_intr_mask) {
     const uint8_t* base = reinterpret_cast<const uint8_t*>(&h);
     Cursor c(base + sizeof(h), base + h.size);
     uint64_t v;
     uint32_t dummy;
     if ((st & PERF_SAMPLE_IDENTIFIER) && !c.u64(s.id)) return false;
-    if ((st & PERF_SAMPLE_IP) && !c.u64(v)) return false;
+    if ((st & PERF_SAMPLE_IP) && !c.u64(s.ip)) return false;
     if ((st & PERF_SAMPLE_TID) && !c.u32pair(s.pid, s.tid)) return false;
     if ((st & PERF_SAMPLE_TIME) && !c.u64(s.time)) return false;
-    if ((st & PERF_SAMPLE_ADDR) && !c.u64(v)) return false;
+    if ((st & PERF_SAMPLE_ADDR) && !c.u64(s.addr)) return false;
     if ((st & PERF_SAMPLE_ID) && !c.u64(s.id)) return false;
     if ((st & PERF_SAMPLE_STREAM_ID) && !c.u64(v)) return false;
     if ((st & PERF_SAMPLE_CPU) && !c.u32pair(s.cpu, dummy)) return false;
     if ((st & PERF_SAMPLE_PERIOD) && !c.u64(s.period)) return false;
-    // PERF_SAMPLE_READ: only read_format 0 (one value) is planned by any profiler.
-    if ((st & PERF_SAMPLE_READ) && !c.u64(s.read_value)) return false;
+    if ((st & PERF_SAMPLE_READ) && !read_words(c, read_format, s)) return false;
     if (st & PERF_SAMPLE_CALLCHAIN) {
         if (!c.u64(s.callchain_nr)) return false;
         if (s.callchain_nr > (h.size / 8)) return false;
@@ -86,6 +117,16 @@ bool decode_sample(const perf_event_header& h, uint64_t st, Sample& s, uint64_t 
             if (!c.skip(size) || !c.u64(dyn)) return false;
             s.user_stack = data;
             s.user_stack_size = dyn < size ? dyn : size;
+        }
+    }
+    if (st & (PERF_SAMPLE_WEIGHT | PERF_SAMPLE_WEIGHT_STRUCT) && !c.skip(8)) return false;
+    if ((st & PERF_SAMPLE_DATA_SRC) && !c.skip(8)) return false;
+    if ((st & PERF_SAMPLE_TRANSACTION) && !c.skip(8)) return false;
+    if (st & PERF_SAMPLE_REGS_INTR) {
+        if (!c.u64(s.intr_abi)) return false;
+        if (s.intr_abi != PERF_SAMPLE_REGS_ABI_NONE) {
+            s.intr_regs = reinterpret_cast<const uint64_t*>(c.pos());
+            if (!c.skip(uint64_t(__builtin_popcountll(regs_intr_mask)) * 8)) return false;
         }
     }
     return true;

@@ -18,9 +18,13 @@ struct SampleId {
 };
 
 // Fills `s` from a PERF_RECORD_SAMPLE. Returns false for a record too short for its
-// sample_type (a corrupt record is skipped, never read past its end). `regs_user_mask` is the
-// event's sample_regs_user (how many registers PERF_SAMPLE_REGS_USER carries).
-bool decode_sample(const perf_event_header& h, uint64_t sample_type, Sample& s, uint64_t regs_user_mask = 0);
+// sample_type (a corrupt record is skipped, never read past its end). `regs_user_mask` and
+// `regs_intr_mask` are the event's sample_regs_user / sample_regs_intr (how many registers
+// PERF_SAMPLE_REGS_USER / _INTR carry), `read_format` how PERF_SAMPLE_READ is laid out.
+bool decode_sample(const perf_event_header& h, uint64_t sample_type, Sample& s, uint64_t regs_user_mask = 0,
+                   uint64_t read_format = 0, uint64_t regs_intr_mask = 0);
+// The same, by the event's attributes.
+bool decode_sample(const perf_event_header& h, const perf_event_attr& attr, Sample& s);
 
 // Reads the sample_id trailer of a non-sample record (sample_id_all=1).
 bool decode_sample_id(const perf_event_header& h, uint64_t sample_type, SampleId& id);

@@ -164,7 +164,14 @@ void Session::watch() {
     }
     opener_->on_new_ring = watch_ring;
     for (int fd : comms_->fds()) loop_.add(fd, [this](uint32_t) { comms_->drain(); });
-    if (opt_.interval_ms) loop_.add_timer(opt_.interval_ms, [this] { dispatcher_->tick(); });
+    // -i, else the top profiler's default period (EventPlan::interval_ms).
+    interval_ms_ = opt_.interval_ms ? opt_.interval_ms : opener_->devices()[0]->plan.interval_ms;
+    if (interval_ms_) loop_.add_timer(interval_ms_, [this] { dispatcher_->tick(); });
+    for (auto& d : opener_->devices())
+        if (d->plan.tick_ms)
+            loop_.add_timer(d->plan.tick_ms, [dev = d.get()] {
+                if (!dev->closed) dev->profiler->tick();
+            });
     if (opt_.usage_self_ms) {
         loop_.add_timer(opt_.usage_self_ms, [this] { usage_self(); });
         usage_wall_ = core::monotonic_now_ns();
@@ -178,7 +185,7 @@ void Session::watch() {
 
 void Session::enable() {
     int64_t t0 = core::monotonic_now_ns();
-    opener_->events().enable();
+    opener_->enable_planned();
     int64_t t1 = core::monotonic_now_ns();
     // Atomic enable (SPEC §3.11): the kernel enables one CPU after another, so with several
     // instances a sample from before the last one was enabled is dropped, so that no state
@@ -238,7 +245,7 @@ void Session::on_stdin() {
 }
 
 void Session::housekeeping() {
-    if (!opt_.interval_ms) dispatcher_->report_lost_all();  // at most once a second (SPEC §3.3)
+    if (!interval_ms_) dispatcher_->report_lost_all();  // at most once a second (SPEC §3.3)
     comms_->gc(kCommKeepNs);
     if (++house_ticks_ % kResyncTicks == 0) clock_->sync();
     reap();

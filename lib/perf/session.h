@@ -79,6 +79,7 @@ private:
     std::unique_ptr<Dispatcher> dispatcher_;
 
     std::string stdin_buf_;
+    uint64_t interval_ms_ = 0;  // -i, or the top profiler's default
     unsigned house_ticks_ = 0;
     int64_t usage_wall_ = 0, usage_utime_ = 0, usage_stime_ = 0;
 };

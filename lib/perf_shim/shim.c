@@ -20,7 +20,7 @@ static int* fd_slot(struct perf_evsel* evsel, int cpu_idx, int thread) {
 }
 
 int ppshim_evsel_open(struct perf_evsel* evsel, struct perf_cpu_map* cpus, struct perf_thread_map* threads,
-                      unsigned long flags, int* fail_cpu_idx, int* fail_thread) {
+                      unsigned long flags, const int* group_fds, int* fail_cpu_idx, int* fail_thread) {
     int ncpus = perf_cpu_map__nr(cpus), nthreads = perf_thread_map__nr(threads);
 
     *fail_cpu_idx = -1;
@@ -35,8 +35,8 @@ int ppshim_evsel_open(struct perf_evsel* evsel, struct perf_cpu_map* cpus, struc
             int fd;
 
             if (!slot) return -EINVAL;
-            fd = (int)syscall(SYS_perf_event_open, &evsel->attr, perf_thread_map__pid(threads, t), cpu, -1,
-                              flags);
+            fd = (int)syscall(SYS_perf_event_open, &evsel->attr, perf_thread_map__pid(threads, t), cpu,
+                              group_fds ? group_fds[c * nthreads + t] : -1, flags);
             if (fd < 0) {
                 int err = errno;
 

@@ -16,6 +16,7 @@
 
 #include "core/text.h"
 #include "perf-prof/error.h"
+#include "perf-prof/read_values.h"
 
 using namespace perfprof;
 
@@ -127,4 +128,106 @@ TEST(Session, ANestedProfilerWithoutAResolverIsAnError) {
         s.run();
     });
     EXPECT_EQ(got, "error: profiler child cannot be nested in top\n");
+}
+
+namespace {
+
+// A group (a sampling cpu-clock leader reading its members: a counting page-fault event
+// and a counting cpu-clock) and a tracepoint that starts disabled and gets its filter at run
+// time: what hrcount, stat and watchdog plan (SPEC-PROFILERS §P9, §P10, §P20).
+class Grouped final : public Profiler {
+public:
+    Grouped(Context& ctx, int out) : ctx_(ctx), out_(out) {}
+
+    EventPlan plan() override {
+        EventPlan p;
+        EventSpec lead = soft("cpu-clock", PERF_COUNT_SW_CPU_CLOCK);
+        lead.attr.sample_period = 1'000'000;  // 1 ms of CPU time
+        lead.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_READ;
+        lead.attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_ID;
+        p.events.push_back(lead);
+        EventSpec faults = soft("page-faults", PERF_COUNT_SW_PAGE_FAULTS);
+        faults.group_leader = 0;
+        faults.attr.read_format = PERF_FORMAT_ID;
+        p.events.push_back(faults);
+        EventSpec clock = soft("task-clock", PERF_COUNT_SW_TASK_CLOCK);
+        clock.group_leader = 0;
+        clock.attr.read_format = PERF_FORMAT_ID;
+        p.events.push_back(clock);
+        EventSpec tp;
+        tp.sys = "sched";
+        tp.name = "sched_process_exec";
+        tp.attr.size = sizeof tp.attr;
+        tp.attr.type = PERF_TYPE_TRACEPOINT;
+        tp.attr.config = std::stoull(core::read_file_or_empty("/sys/kernel/tracing/events/sched/sched_process_exec/id"));
+        tp.attr.sample_period = 1;
+        tp.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+        tp.start_disabled = true;
+        p.events.push_back(tp);
+        p.interval_ms = 20;
+        p.tick_ms = 10;
+        return p;
+    }
+    void sample(const Sample& s) noexcept override {
+        if (s.event_index != 0) return;
+        ReadValues r(s.read, s.read_words, s.event->attr.read_format);
+        if (r.ok() && r.size() == 3 && r.id(1) && r.id(2)) grouped_++;
+    }
+    void interval() override { intervals_++; }
+    void tick() override {
+        if (ticks_++ == 0) {
+            filter_ = ctx_.set_filter(3, -1, "common_pid == 0");
+            refiled_ = ctx_.set_filter(3, -1, "common_pid == 1");  // the kernel takes one filter
+            ctx_.enable_event(3, true);
+        }
+    }
+    void finish() override {
+        // The command's events are per CPU (it is followed: inherit): its time is the sum.
+        bool read = true;
+        size_t members = 0;
+        uint64_t clock = 0;
+        for (int i = 0; i < ctx_.instances(); i++) {
+            std::vector<uint64_t> w;
+            read &= ctx_.read_counter(0, i, w);
+            ReadValues r(w.data(), w.size(), PERF_FORMAT_GROUP | PERF_FORMAT_ID);
+            members = r.size();
+            if (r.size() == 3) clock += r.value(2);
+        }
+        const std::string line = "grouped " + std::to_string(grouped_ > 0) + " read " + std::to_string(read) +
+                                 " members " + std::to_string(members) + " clock " + std::to_string(clock > 0) +
+                                 " ticks " +
+                                 std::to_string(ticks_ > 1) + " intervals " + std::to_string(intervals_ > 0) +
+                                 " filter '" + filter_ + "' again " + std::to_string(!refiled_.empty()) +
+                                 " instances " + std::to_string(ctx_.instances() == ctx_.cpu_count()) + "\n";
+        core::write_all(out_, line);
+    }
+
+private:
+    static EventSpec soft(const char* name, uint64_t config) {
+        EventSpec e;
+        e.name = name;
+        e.kind = EventKind::Other;
+        e.attr.size = sizeof e.attr;
+        e.attr.type = PERF_TYPE_SOFTWARE;
+        e.attr.config = config;
+        return e;
+    }
+
+    Context& ctx_;
+    int out_;
+    uint64_t grouped_ = 0, intervals_ = 0, ticks_ = 0;
+    std::string filter_ = "unset", refiled_;
+};
+
+}  // namespace
+
+TEST(Session, GroupsTicksDefaultIntervalAndRunTimeFilters) {
+    const std::string got = in_child([](int out) {
+        Options opt;
+        opt.workload = {"/bin/sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"};
+        perf::Session s(perf::DeviceSpec{"top", [out](Context& c) { return std::make_unique<Grouped>(c, out); }, opt});
+        EXPECT_EQ(s.run(), 0);
+    });
+    EXPECT_EQ(got,
+              "grouped 1 read 1 members 3 clock 1 ticks 1 intervals 1 filter '' again 1 instances 1\n");
 }
