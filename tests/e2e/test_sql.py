@@ -148,10 +148,15 @@ def spec_runs(pp, tmp_path_factory):
     return results, d
 
 
+LOST_RE = re.compile(r"^" + WALL_RE + r" sql: lost \d+ events")
+
+
 def check_blocks(argv, stmts, rc, out, err):
     what = " ".join(argv)
     assert rc == 0, "%s: rc=%s\n%s" % (what, rc, err)
-    assert err == "", "%s: stderr %r" % (what, err)
+    # The SPEC's lines use -m 64: a storm elsewhere on the machine (another bench) may overrun
+    # those rings; a loss notice is then the only stderr line allowed.
+    assert all(LOST_RE.search(l) for l in err.splitlines()), "%s: stderr %r" % (what, err)
     lines = out.splitlines()
     assert any(re.fullmatch(WALL_RE + " ", l) for l in lines), what
     for st in stmts:
@@ -189,7 +194,7 @@ def test_json_vectors(spec_runs):
         if stmts:
             check_blocks(argv, stmts, rc, out, err)
         else:
-            assert rc == 0 and err == "", err
+            assert rc == 0 and all(LOST_RE.search(l) for l in err.splitlines()), err
             assert re.search(r"^Total Inserts: \d+$", out, re.M), out
     assert "--verify disabled: cannot verify when SQL output is saved to file" in results["J7"][3]
     for name, table in [("test_events.db", "sched_wakeup"), ("test_events_only.db", "sched_wakeup"),
