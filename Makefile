@@ -16,7 +16,7 @@ CPPFLAGS := -Iinclude -Ilib -I. -I$(LIBPERF)/include -I/usr/include/traceevent -
 CXXFLAGS := -std=c++20 $(OPT) -g -Wall -Wextra -Wformat=2 -Werror=undef $(SAN)
 CFLAGS   := -std=gnu11 $(OPT) -g -Wall -Wextra $(SAN)
 LDFLAGS  := $(SAN)
-SHARED_LDLIBS := $(LIBPERF)/libperf.a $(LIBPERF)/libapi.a -ltraceevent -lbpf -ldw -lelf -llzma -lz -lpthread
+SHARED_LDLIBS := $(LIBPERF)/libperf.a $(LIBPERF)/libapi.a -ltraceevent -lbpf -ldw -lelf -llzma -lz -lsqlite3 -lpthread
 LDLIBS   := $(SHARED_LDLIBS)
 # The release binary links the C++ runtime and elfutils statically: ~2 ms less start-up
 # (relocations, page faults) per run, which `--symbols` pays on every pprof query.
@@ -26,7 +26,7 @@ LDLIBS   := $(SHARED_LDLIBS)
 ifeq ($(SAN),)
 LDFLAGS  += -static-libstdc++ -static-libgcc
 LDLIBS   := $(LIBPERF)/libperf.a $(LIBPERF)/libapi.a -ltraceevent \
-            -Wl,-Bstatic -lbpf -ldw -lelf -llzma -lz -lbz2 -Wl,-Bdynamic -lpthread
+            -Wl,-Bstatic -lbpf -ldw -lelf -llzma -lz -lbz2 -Wl,-Bdynamic -lsqlite3 -lpthread
 endif
 # The shim reaches libperf internals, which only compile as C with the kernel's tools headers.
 SHIM_CPPFLAGS := -I$(LIBPERF)/src/tools/lib/perf/include -I$(LIBPERF)/src/tools/include \

@@ -10,7 +10,8 @@ set -euo pipefail
 pkgs=(g++ make pkg-config xz-utils libtraceevent-dev libelf-dev libdw-dev liblzma-dev zlib1g-dev
       libbz2-dev libcli11-dev libgtest-dev libtraceevent1-plugin python3-pytest linux-source-6.1 util-linux
       google-perftools libgoogle-perftools4 binutils libc6-dbg clang clang-tidy libclang-rt-14-dev bpftool libbpf-dev
-      chromium chromium-driver golang-go systemtap-sdt-dev heaptrack valgrind libmicrohttpd-dev curl)
+      chromium chromium-driver golang-go systemtap-sdt-dev heaptrack valgrind libmicrohttpd-dev curl
+      libsqlite3-dev sqlite3)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
