@@ -350,8 +350,11 @@ void Opener::map_rings(Device& d) {
 }
 
 void Opener::enable_planned() {
+    // Last planned first: a group's members before their leader (a leader is always an
+    // earlier event). A tracepoint member enabled after its running leader never counts
+    // (kernel 6.18).
     for (auto& d : devices_)
-        for (size_t e = 0; e < d->evsels.size(); e++)
+        for (size_t e = d->evsels.size(); e-- > 0;)
             if (!d->plan.events[e].start_disabled)
                 for (perf_evsel* ev : d->evsels[e]) perf_evsel__enable(ev);
 }

@@ -19,6 +19,7 @@ struct SampleCopy {
     uint32_t pid = 0, tid = 0, cpu = UINT32_MAX;
     uint64_t time = 0;
     uint64_t id = 0, period = 0;
+    uint64_t ip = 0, addr = 0, read_value = 0;
     Profiler* from = nullptr;
     std::vector<uint8_t> raw;
     std::vector<uint64_t> chain;
@@ -33,6 +34,9 @@ struct SampleCopy {
         time = s.time;
         id = s.id;
         period = s.period;
+        ip = s.ip;
+        addr = s.addr;
+        read_value = s.read_value;
         from = s.from;
         const auto* r = static_cast<const uint8_t*>(s.raw);
         raw.assign(r, r + s.raw_size);
@@ -50,6 +54,9 @@ struct SampleCopy {
         s.time = time;
         s.id = id;
         s.period = period;
+        s.ip = ip;
+        s.addr = addr;
+        s.read_value = read_value;
         s.from = from;
         s.raw = raw.empty() ? nullptr : raw.data();
         s.raw_size = uint32_t(raw.size());

@@ -145,8 +145,6 @@ def test_nested_in_multi_trace(multi_trace):
     assert len([m for m in titled if m.group("comm").strip() == "faulter"]) >= N
 
 
-@pytest.mark.xfail(strict=True, reason="multi-trace keeps samples in perf::SampleCopy, which drops ip and addr "
-                                       "(lib/perf/sample_copy.h): the lead adds them")
 def test_nested_in_multi_trace_addresses(multi_trace):
     rc, out, err = multi_trace
     buf, n = buffer_of(out)
