@@ -115,9 +115,9 @@ TEST(DecodeSample, SingleReadWithTimes) {
     perf_event_attr a{};
     a.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_READ;
     a.read_format = PERF_FORMAT_ID;
-    const std::vector<uint64_t> body = {77, 123, 456};
+    const std::vector<uint8_t> rec = record({77, 123, 456});
     Sample s;
-    ASSERT_TRUE(perf::decode_sample(header(record(body)), a, s));
+    ASSERT_TRUE(perf::decode_sample(header(rec), a, s));
     EXPECT_EQ(s.time, 77u);
     EXPECT_EQ(s.read_value, 123u);
     EXPECT_EQ(ReadValues(s.read, s.read_words, a.read_format).id(0), 456u);
