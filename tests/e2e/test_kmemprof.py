@@ -55,7 +55,9 @@ def test_spec_command_lines(pp, needs_root):
         rc, out, err = b.finish(timeout=20)
         assert_not_crashed(rc)
         assert rc == 0 and err == "", err
-        assert " => " in out
+        # The machine makes kmalloc/kmem_cache/page allocations all the time; a percpu
+        # allocation only now and then: a run without one says so instead of a table.
+        assert " => " in out or "nothing paired" in out, out
 
 
 @pytest.mark.parametrize("args,msg", [
