@@ -50,15 +50,23 @@ def test_exact_calls_and_errors(pp, needs_root, workload, attach):
     assert close["err"] == m and close["calls"] >= m
 
 
-def test_spec_command_lines(pp, needs_root):
+def test_spec_command_lines(pp, needs_root, workload):
+    # SPEC's lines watch CPU 1: 1 ms sleeps pinned there (an idle CPU would show nothing, a
+    # getpid() flood would overrun the 128-page ring).
     for extra in ([], ["--perins"]):
         b = Bg([pp.path] + SYS + ["-i", "1000", "-m", "128", "-C", "1"] + extra)
-        time.sleep(1.3)
+        load = subprocess.Popen(["taskset", "-c", "1", workload("syscalls"), "nanosleep", "100000"])
+        try:
+            time.sleep(1.3)
+        finally:
+            load.kill()
+            load.wait()
         b.send(signal.SIGINT)
         rc, out, err = b.finish(timeout=10)
         assert_not_crashed(rc)
         assert rc == 0 and err == "", err
         assert "syscalls " in out and "calls" in out
+        assert "clock_nanosleep(230)" in out, out
 
 
 @pytest.mark.parametrize("args,msg", [
