@@ -1,8 +1,6 @@
 // expr: the expression language's own tool (SPEC-PROFILERS §P13): compile one expression
 // against one event's fields, list the compiled program, then evaluate it on the first
 // samples (-N, 5 by default), printing each sample's event line and the result.
-#include <signal.h>
-#include <unistd.h>
 
 #include <cinttypes>
 #include <cstdio>
@@ -16,9 +14,10 @@
 #include "event/resolve.h"
 #include "filter/expr.h"
 #include "output/event_line.h"
+#include "output/template_options.h"
 #include "perf-prof/error.h"
 #include "perf-prof/profiler.h"
-#include "sym/kallsyms.h"
+#include "sym/symbolizer.h"
 
 namespace perfprof {
 
@@ -27,16 +26,6 @@ extern const ProfilerInfo expr_info;
 namespace {
 
 constexpr uint64_t kDefaultSamples = 5;  // -N when the command line gives none
-
-std::string joined_events(const Options& opt) {
-    std::string list;
-    for (const std::string& e : opt.events) {
-        if (e.empty()) continue;
-        if (!list.empty()) list += ',';
-        list += e;
-    }
-    return list;
-}
 
 class ExprProfiler final : public Profiler {
 public:
@@ -54,7 +43,7 @@ public:
         if (opt.words.size() > 1)
             throw Error::usage("expr takes one EXPRESSION, got " + std::to_string(opt.words.size()) +
                                " words (quote the expression; see 'perf-prof expr -h')");
-        const std::string list = joined_events(opt);
+        const std::string list = event::joined_lists(opt);
         if (list.empty()) throw Error::usage("expr needs one event: -e EVENT (see 'perf-prof expr -h')");
         std::vector<event::Resolved> events =
             event::resolve_event_list(list, ctx_.tep(), opt.verbose, profiler_names());
@@ -74,29 +63,10 @@ public:
         std::fputs(prog_->listing().c_str(), out);
         std::fflush(out);
         if (opt.verbose > 0) prog_->set_trace(out);
-        if (const filter::EvalHooks* h = ctx_.eval_hooks()) hooks_ = *h;
-        if (prog_->uses_ksymbol()) {
-            kallsyms_ = sym::Kallsyms::running();
-            hooks_.ksymbol = [](uint64_t addr, void* self) {
-                return static_cast<ExprProfiler*>(self)->kallsyms_->find(addr);
-            };
-            // The other hooks keep the session's own `user`: wrap them through ours.
-            session_user_ = hooks_.user;
-            hooks_.user = this;
-            session_hooks_ = filter::EvalHooks{};
-            if (const filter::EvalHooks* h = ctx_.eval_hooks()) session_hooks_ = *h;
-            hooks_.comm_get = [](int pid, void* self) {
-                auto* p = static_cast<ExprProfiler*>(self);
-                return p->session_hooks_.comm_get ? p->session_hooks_.comm_get(pid, p->session_user_) : nullptr;
-            };
-            hooks_.syscall_name = [](int64_t id, void* self) {
-                auto* p = static_cast<ExprProfiler*>(self);
-                return p->session_hooks_.syscall_name ? p->session_hooks_.syscall_name(id, p->session_user_)
-                                                      : nullptr;
-            };
-        }
-        limit_ = opt.exit_n ? 0 : kDefaultSamples;  // -N given: the session counts
+        hooks_ = ctx_.eval_hooks();
+        if (prog_->uses_ksymbol()) ctx_.symbolizer().kernel();  // loaded before the events come
         EventPlan p;
+        p.exit_n = kDefaultSamples;
         EventSpec ev = event::planned_event(r, false, false, false);
         ev.attr.disabled = 1;
         ev.attr.watermark = 0;
@@ -109,24 +79,18 @@ public:
     }
 
     void sample(const Sample& s) noexcept override {
-        if (limit_ && seen_ >= limit_) return;  // the stop below is on its way
         line_.clear();
         output::format_event_line(ctx_, s, line_, ' ');
         FILE* out = ctx_.out();
         std::fwrite(line_.data(), 1, line_.size(), out);
-        filter::Value v = prog_->eval(filter::sample_context(s, &hooks_, out));
+        filter::Value v = prog_->eval(filter::sample_context(s, hooks_, out));
         std::fprintf(out, "result: 0x%" PRIx64 "\n", uint64_t(v));
-        // The default -N 5: a SIGINT of our own stops the session as Ctrl-C does, output complete.
-        if (limit_ && ++seen_ >= limit_) ::kill(::getpid(), SIGINT);
     }
 
 private:
     Context& ctx_;
     std::unique_ptr<filter::Program> prog_;
-    filter::EvalHooks hooks_, session_hooks_;
-    void* session_user_ = nullptr;
-    std::shared_ptr<sym::Kallsyms> kallsyms_;
-    uint64_t limit_ = 0, seen_ = 0;
+    const filter::EvalHooks* hooks_ = nullptr;  // the session's
     std::string line_;
 };
 
@@ -138,15 +102,11 @@ std::string help_template(const Options& opt, const std::vector<event::Resolved>
         t += r.item.sys + ":" + r.item.name + "/" + (r.item.filter.empty() ? "." : r.item.filter) + "/";
         break;
     }
-    t += "\" 'EXPRESSION' ";
-    if (!opt.cpus.empty()) t += "-C " + opt.cpus + " ";
-    if (!opt.pids.empty()) t += "-p " + opt.pids + " ";
-    if (opt.exit_n) t += "-N " + std::to_string(opt.exit_n) + " ";
-    if (opt.cpus.empty()) t += "[-C .] ";
-    if (opt.pids.empty()) t += "[-p .] ";
-    if (!opt.exit_n) t += "[-N .] ";
-    t += "[-v]\n";
-    return t;
+    output::TemplateOptions o;
+    o.value(!opt.cpus.empty(), "-C", opt.cpus);
+    o.value(!opt.pids.empty(), "-p", opt.pids);
+    o.value(opt.exit_n != 0, "-N", std::to_string(opt.exit_n));
+    return t + "\" 'EXPRESSION' " + o.text() + "[-v]\n";
 }
 
 }  // namespace

@@ -44,10 +44,9 @@ public:
         EventPlan p;
         EventSpec leader = counters::clock_leader(period_, 0);
         leader.attr.wakeup_events = uint32_t(std::min<uint64_t>(slots, 1u << 20));
-        counters::plan_group(ctx_, "hrcount", counters::joined_events(opt), std::move(leader), p, group_);
+        counters::plan_group(ctx_, "hrcount", event::joined_lists(opt), std::move(leader), p, group_);
         p.pages = 2;
         p.interval_ms = 1000;
-        p.tick_ms = counters::kLeaderEnableTickMs;
         run_ = std::make_unique<counters::SeriesRun>(ctx_, group_, "hrcount", slots, period_, opt.perins);
         return p;
     }
@@ -75,11 +74,6 @@ public:
         run_->flush(true);
     }
 
-    void tick() override {
-        if (!enabled_) ctx_.enable_event(0, true);
-        enabled_ = true;
-    }
-
     void interval() override {
         if (run_) run_->flush(false);
     }
@@ -90,7 +84,6 @@ private:
     counters::CounterGroup group_;
     std::unique_ptr<counters::SeriesRun> run_;
     std::string line_;
-    bool enabled_ = false;
 };
 
 std::string help_template(const Options& opt, const std::vector<event::Resolved>& events) {
@@ -107,15 +100,13 @@ const ProfilerInfo hrcount_info = {
     .name = "hrcount",
     .summary = "Count events in fixed periods, sampled by a per-CPU hrtimer.",
     .usage = "[OPTION...] -e EVENT[,EVENT...] [--period TIME] [--perins]",
-    .body = {"SYNOPSIS",
-             "    A cpu-clock timer on every CPU fires every --period and reads the group of",
+    .body = {"SYNOPSIS", "    A cpu-clock timer on every CPU fires every --period and reads the group of",
              "    events; every -i the counts of each period are printed as one series:",
              "    'name c1|c2|...|cH | total SUM'. CPUs only; kernel filters only. The packed",
-             "    terminal layout of upstream is not implemented: the plain layout is always printed.",
-             "",
-             "EXAMPLES",
-             "    perf-prof hrcount -e sched:sched_switch --period 100ms -i 1000",
-             "    perf-prof hrcount -e 'sched:sched_switch,sched:sched_wakeup//cpus=0-2/' --period 50ms --perins"},
+             "    terminal layout of upstream is not implemented: the plain layout is always printed.", "",
+             "EXAMPLES", "    perf-prof hrcount -e sched:sched_switch --period 100ms -i 1000",
+             "    perf-prof hrcount -e 'sched:sched_switch,sched:sched_wakeup//cpus=0-2/' --period 50ms "
+             "--perins"},
     .options = {{Opt::Event, "events to count (counting only, kernel filters only)"},
                 {Opt::Perins, "one series per CPU"}},
     .create = create_profiler<Hrcount>,

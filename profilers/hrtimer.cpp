@@ -51,11 +51,14 @@ public:
     EventPlan plan() override {
         const Options& opt = ctx_.options();
         if (attaches_tasks(opt)) throw Error("hrtimer can only be attached to cpu.");
-        if (!own_.period_ns && !own_.freq) throw Error::usage("monitor(hrtimer) init failed: give --period or -F");
-        if (own_.period_ns && own_.period_ns < 100000) throw Error::usage("hrtimer: --period must be at least 100us");
-        const std::string events = counters::joined_events(opt);
+        if (!own_.period_ns && !own_.freq)
+            throw Error::usage("monitor(hrtimer) init failed: give --period or -F");
+        if (own_.period_ns && own_.period_ns < 100000)
+            throw Error::usage("hrtimer: --period must be at least 100us");
+        const std::string events = event::joined_lists(opt);
         const std::string text = opt.words.empty() ? "" : opt.words[0];
-        if (opt.words.size() > 1) throw Error::usage("hrtimer takes one expression: '" + opt.words[1] + "' is extra");
+        if (opt.words.size() > 1)
+            throw Error::usage("hrtimer takes one expression: '" + opt.words[1] + "' is extra");
         if (!events.empty() && text.empty()) throw Error::usage(" {expression} needs to be specified.");
         EventSpec leader = counters::clock_leader(own_.period_ns, own_.period_ns ? 0 : own_.freq);
         leader.attr.exclude_user = own_.exclude_user;
@@ -71,24 +74,21 @@ public:
             p.events.push_back(std::move(leader));
         } else {
             counters::plan_group(ctx_, "hrtimer", events, std::move(leader), p, group_);
-            for (size_t e = 1; e < p.events.size(); ++e) full_names_.push_back(p.events[e].sys + ":" + p.events[e].name);
+            for (size_t e = 1; e < p.events.size(); ++e)
+                full_names_.push_back(p.events[e].sys + ":" + p.events[e].name);
         }
-        p.tick_ms = counters::kLeaderEnableTickMs;
         if (!text.empty()) {
             expr_ = std::make_unique<counters::CountExpr>(text, group_.vars);
             if (opt.verbose > 0) std::printf("hrtimer: expression: %s\n", expr_->source().c_str());
         }
-        stack::stack_outputs(opt, ctx_.symbolizer(),
-                             {.profiler = "hrtimer", .stacks = opt.call_graph, .kernel = kernel, .user = user, .flame = false})
+        stack::stack_outputs(
+            opt, ctx_.symbolizer(),
+            {.profiler = "hrtimer", .stacks = opt.call_graph, .kernel = kernel, .user = user, .flame = false})
             .move_to(printer_, flame_, pprof_);
         return p;
     }
 
     void sample(const Sample& s) noexcept override;
-    void tick() override {
-        if (!enabled_) ctx_.enable_event(0, true);
-        enabled_ = true;
-    }
 
 private:
     Context& ctx_;
@@ -103,7 +103,6 @@ private:
     std::unique_ptr<stack::FlameGraph> flame_;
     std::unique_ptr<stack::PprofStacks> pprof_;
     std::string line_;
-    bool enabled_ = false;
 };
 
 void Hrtimer::sample(const Sample& s) noexcept {
@@ -158,15 +157,12 @@ const ProfilerInfo hrtimer_info = {
     .name = "hrtimer",
     .summary = "Sample counters with a per-CPU timer; print when an expression over them is true.",
     .usage = "[OPTION...] [-e EVENT[,EVENT...]] (-F HZ | --period TIME) [-g] EXPRESSION",
-    .body = {"SYNOPSIS",
-             "    Every period a cpu-clock timer on each CPU reads the events of -e (counting",
+    .body = {"SYNOPSIS", "    Every period a cpu-clock timer on each CPU reads the events of -e (counting",
              "    only, kernel filters only). EXPRESSION sees one variable per event (its alias,",
              "    or its name without 'sys:') holding the count of the period, and 'period',",
              "    the cpu-clock ns since the previous sample. The sample is printed when it is",
              "    true (every sample with -v), with the interrupted stack with -g. The first",
-             "    sample of each CPU (measured from enabling) is not evaluated.",
-             "",
-             "EXAMPLES",
+             "    sample of each CPU (measured from enabling) is not evaluated.", "", "EXAMPLES",
              "    perf-prof hrtimer -e sched:sched_switch -C 0 --period 10ms 'sched_switch==0'"},
     .options = {{Opt::UserCallchain},
                 {Opt::KernelCallchain},

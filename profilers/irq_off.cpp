@@ -54,7 +54,6 @@ public:
             throw Error::usage("--exclude-user and --exclude-kernel leave nothing to sample");
         EventSpec ev = counters::clock_leader(own_.period_ns, 0);
         ev.attr.read_format = 0;
-        ev.start_disabled = false;  // alone: nothing to enable first
         ev.attr.exclude_user = own_.exclude_user;
         ev.attr.exclude_kernel = own_.exclude_kernel;
         ev.attr.exclude_guest = own_.exclude_guest;
@@ -66,8 +65,9 @@ public:
         p.pages = stacks ? 4 : 2;
         ev.attr.wakeup_watermark = uint32_t(p.pages) * 4096 / 2;
         p.events.push_back(std::move(ev));
-        stack::stack_outputs(opt, ctx_.symbolizer(),
-                             {.profiler = "irq-off", .stacks = stacks, .kernel = kernel, .user = user, .flame = false})
+        stack::stack_outputs(
+            opt, ctx_.symbolizer(),
+            {.profiler = "irq-off", .stacks = stacks, .kernel = kernel, .user = user, .flame = false})
             .move_to(printer_, flame_, pprof_);
         return p;
     }
@@ -105,16 +105,15 @@ const ProfilerInfo irq_off_info = {
     .name = "irq-off",
     .summary = "Detect interrupts-off intervals with a per-CPU hrtimer.",
     .usage = "[OPTION...] --period TIME [--than TIME] [-g] [[--] <command>]",
-    .body = {"SYNOPSIS",
-             "    A cpu-clock timer fires every --period on every CPU; when the time measured",
+    .body = {"SYNOPSIS", "    A cpu-clock timer fires every --period on every CPU; when the time measured",
              "    between two expirations is above --than, the timer was held off (typically",
              "    by interrupts disabled) and the sample is printed, with the interrupted stack",
              "    with -g. The first sample of each CPU (measured from enabling) is ignored, as",
-             "    the specification recommends. Without --than nothing is printed.",
-             "",
-             "EXAMPLES",
+             "    the specification recommends. Without --than nothing is printed.", "", "EXAMPLES",
              "    perf-prof irq-off --period 10ms --than 20ms -g"},
-    .options = {{Opt::UserCallchain}, {Opt::KernelCallchain}, {Opt::CallGraph, "print the interrupted stack"}},
+    .options = {{Opt::UserCallchain},
+                {Opt::KernelCallchain},
+                {Opt::CallGraph, "print the interrupted stack"}},
     .create = create_profiler<IrqOff>,
     .own_options = kOwnOptions,
     .make_options = Own::make,

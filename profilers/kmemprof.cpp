@@ -13,25 +13,17 @@ namespace {
 
 const OptionRow kOwnOptions[] = {pairing::rows::key};
 
-class KmemprofProfiler final : public Profiler {
+class KmemprofProfiler final : public pairing::PresetProfiler {
 public:
-    explicit KmemprofProfiler(Context& ctx) : driver_(ctx) {}
+    explicit KmemprofProfiler(Context& ctx) : PresetProfiler(ctx) {}
 
-    EventPlan plan() override {
+    pairing::Preset preset() override {
         pairing::Preset p;
         p.name = "kmemprof";
         p.impl = "kmemprof";
         // pages: multi-trace's 1 MiB a CPU, not SPEC's 64 pages that lose events under a burst.
-        return driver_.plan(std::move(p));
+        return p;
     }
-    void sample(const Sample& s) noexcept override { driver_.sample(s); }
-    void lost(const LostRange& l) noexcept override { driver_.lost(l); }
-    void interval() override { driver_.interval(); }
-    void finish() override { driver_.finish(); }
-    void sigusr1() override { driver_.sigusr1(); }
-
-private:
-    pairing::Driver driver_;
 };
 
 std::string help_template(const Options& opt, const std::vector<event::Resolved>& events) {
@@ -55,7 +47,8 @@ const ProfilerInfo kmemprof_info = {
             "    several CPUs need --order.",
             "",
             "EXAMPLES",
-            "    perf-prof kmemprof -e kmem:kmalloc//ptr=ptr/size=bytes_req/stack/ -e kmem:kfree//ptr=ptr/stack/ \\",
+            "    perf-prof kmemprof -e kmem:kmalloc//ptr=ptr/size=bytes_req/stack/ -e "
+            "kmem:kfree//ptr=ptr/stack/ \\",
             "        -k ptr --order -i 1000",
             "    perf-prof kmemprof -e 'kmem:mm_page_alloc//size=4096<<order/key=pfn/stack/' \\",
             "        -e 'kmem:mm_page_free//key=pfn/stack/' --order -i 1000",

@@ -15,24 +15,16 @@ namespace perfprof {
 namespace {
 
 const OptionRow kOwnOptions[] = {
-    pairing::rows::key,     pairing::rows::impl,    pairing::rows::than,  pairing::rows::only_than,
-    pairing::rows::lower,   pairing::rows::detail,  pairing::rows::heatmap, pairing::rows::cycle,
-    pairing::rows::hist,
+    pairing::rows::key,       pairing::rows::impl,  pairing::rows::than,
+    pairing::rows::only_than, pairing::rows::lower, pairing::rows::detail,
+    pairing::rows::heatmap,   pairing::rows::cycle, pairing::rows::hist,
 };
 
-class MultiTraceProfiler final : public Profiler {
+class MultiTraceProfiler final : public pairing::PresetProfiler {
 public:
-    explicit MultiTraceProfiler(Context& ctx) : driver_(ctx) {}
+    explicit MultiTraceProfiler(Context& ctx) : PresetProfiler(ctx) {}
 
-    EventPlan plan() override { return driver_.plan(pairing::Preset{}); }
-    void sample(const Sample& s) noexcept override { driver_.sample(s); }
-    void lost(const LostRange& l) noexcept override { driver_.lost(l); }
-    void interval() override { driver_.interval(); }
-    void finish() override { driver_.finish(); }
-    void sigusr1() override { driver_.sigusr1(); }
-
-private:
-    pairing::Driver driver_;
+    pairing::Preset preset() override { return {}; }
 };
 
 std::string help_template(const Options& opt, const std::vector<event::Resolved>& events) {

@@ -13,6 +13,7 @@
 #include "event/resolve.h"
 #include "output/event_line.h"
 #include "output/heatmap_file.h"
+#include "output/template_options.h"
 #include "perf-prof/error.h"
 #include "perf-prof/own_options.h"
 #include "perf-prof/profiler.h"
@@ -185,23 +186,13 @@ std::string help_template(const Options& opt, const std::vector<event::Resolved>
         if (a.alias.empty()) t += "[alias=./]";
         if (!a.stack && !opt.call_graph) t += "[stack/]";
     }
-    t += "\" ";
-    if (opt.call_graph) t += "-g ";
-    if (opt.perins) t += "--perins ";
-    if (own.than) t += "--than " + std::to_string(own.than) + " ";
-    if (!own.heatmap.empty()) t += "--heatmap " + own.heatmap + " ";
-    if (!opt.cpus.empty()) t += "-C " + opt.cpus + " ";
-    if (!opt.pids.empty()) t += "-p " + opt.pids + " ";
-    if (opt.interval_ms) t += "-i " + std::to_string(opt.interval_ms) + " ";
-    if (!opt.call_graph) t += "[-g] ";
-    if (!opt.perins) t += "[--perins] ";
-    if (!own.than) t += "[--than .] ";
-    if (own.heatmap.empty()) t += "[--heatmap .] ";
-    if (opt.cpus.empty()) t += "[-C .] ";
-    if (opt.pids.empty()) t += "[-p .] ";
-    if (!opt.interval_ms) t += "[-i .] ";
-    t += "\n";
-    return t;
+    output::TemplateOptions o;
+    o.flag(opt.call_graph, "-g");
+    o.flag(opt.perins, "--perins");
+    o.value(own.than != 0, "--than", std::to_string(own.than));
+    o.value(!own.heatmap.empty(), "--heatmap", own.heatmap);
+    o.attach(opt);
+    return t + "\" " + o.text() + "\n";
 }
 
 }  // namespace

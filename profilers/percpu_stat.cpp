@@ -64,7 +64,8 @@ public:
     EventPlan plan() override {
         const Options& opt = ctx_.options();
         // Recommendation of §P18: per-CPU counters only.
-        if (attaches_tasks(opt)) throw Error::usage("percpu-stat counts per CPU: -p, -t and a command are not supported");
+        if (attaches_tasks(opt))
+            throw Error::usage("percpu-stat counts per CPU: -p, -t and a command are not supported");
         const bool syscalls = opt.own_as<PercpuOptions>().syscalls;
         EventPlan p;
         for (const Column& c : kColumns) {
@@ -79,7 +80,8 @@ public:
             } else {
                 if (std::string(c.sys) == "raw_syscalls" && !syscalls) continue;
                 if (!ctx_.tep().has_event(c.sys, c.name)) continue;  // missing: skipped silently
-                auto r = event::resolve_event_list(std::string(c.sys) + ":" + c.name, ctx_.tep(), 0, profiler_names());
+                auto r = event::resolve_event_list(std::string(c.sys) + ":" + c.name, ctx_.tep(), 0,
+                                                   profiler_names());
                 if (r.empty()) continue;
                 ev = event::planned_event(r[0], false, false, false);
             }
@@ -91,22 +93,16 @@ public:
             ev.attr.watermark = 0;
             ev.attr.wakeup_events = 0;
             if (!p.events.empty()) ev.group_leader = 0;
-            else ev.start_disabled = true;  // enabled after the members (counters::kLeaderEnableTickMs)
             headers_.push_back(c.header);
             halved_.push_back(std::string(c.name) == "cpu_idle");
             p.events.push_back(std::move(ev));
         }
         p.pages = 1;  // counting only
         p.interval_ms = 1000;
-        p.tick_ms = counters::kLeaderEnableTickMs;
         return p;
     }
 
     void sample(const Sample&) noexcept override {}
-    void tick() override {
-        if (!enabled_) ctx_.enable_event(0, true);
-        enabled_ = true;
-    }
 
     void interval() override {
         const int n = ctx_.instances();
@@ -121,7 +117,8 @@ public:
         }
         for (int i = 0; i < n; ++i)
             for (size_t c = 0; c < headers_.size(); ++c)
-                table_->update(size_t(i), c, ctx_.read_counter(int(c), i, words_) && !words_.empty() ? words_[0] : 0);
+                table_->update(size_t(i), c,
+                               ctx_.read_counter(int(c), i, words_) && !words_.empty() ? words_[0] : 0);
         std::string wall = core::format_wall(core::realtime_now_ns());
         wall += ' ';
         out_.clear();
@@ -137,7 +134,6 @@ private:
     std::unique_ptr<counters::PercpuTable> table_;
     std::vector<uint64_t> words_;
     std::string out_;
-    bool enabled_ = false;
 };
 
 }  // namespace
@@ -147,14 +143,11 @@ const ProfilerInfo percpu_stat_info = {
     .name = "percpu-stat",
     .summary = "Per-CPU counts of context switches, faults, IRQs, timers, network, memory, idle.",
     .usage = "[OPTION...] [--syscalls]",
-    .body = {"SYNOPSIS",
-             "    Every -i (default 1000 ms), one row per CPU and an [ALL] row of what each",
+    .body = {"SYNOPSIS", "    Every -i (default 1000 ms), one row per CPU and an [ALL] row of what each",
              "    counter counted since the previous tick. Tracepoints the kernel lacks are",
              "    left out. CPUs only: -p, -t and a command are refused (the Recommendation",
-             "    of the specification; upstream accepted them). idle counts cpu_idle halved.",
-             "",
-             "EXAMPLES",
-             "    perf-prof percpu-stat -i 1000",
+             "    of the specification; upstream accepted them). idle counts cpu_idle halved.", "",
+             "EXAMPLES", "    perf-prof percpu-stat -i 1000",
              "    perf-prof percpu-stat --syscalls -C 0-1 -i 2000"},
     .options = {},
     .create = create_profiler<PercpuStat>,

@@ -17,11 +17,11 @@ namespace {
 
 const OptionRow kOwnOptions[] = {pairing::rows::than, pairing::rows::detail, pairing::rows::heatmap};
 
-class RundelayProfiler final : public Profiler {
+class RundelayProfiler final : public pairing::PresetProfiler {
 public:
-    explicit RundelayProfiler(Context& ctx) : ctx_(ctx), driver_(ctx) {}
+    explicit RundelayProfiler(Context& ctx) : PresetProfiler(ctx), ctx_(ctx) {}
 
-    EventPlan plan() override {
+    pairing::Preset preset() override {
         const Options& opt = ctx_.options();
         by_name_ = !opt.filter.empty();
         pairing::Preset p;
@@ -37,15 +37,11 @@ public:
         p.auto_filter = [this](const pairing::AutoEvent& e) { return filter(e); };
         p.check = [this] {
             if (found_ != 4)
-                throw Error::usage("rundelay filter failed, found " + std::to_string(found_) + " matching events.");
+                throw Error::usage("rundelay filter failed, found " + std::to_string(found_) +
+                                   " matching events.");
         };
-        return driver_.plan(std::move(p));
+        return p;
     }
-    void sample(const Sample& s) noexcept override { driver_.sample(s); }
-    void lost(const LostRange& l) noexcept override { driver_.lost(l); }
-    void interval() override { driver_.interval(); }
-    void finish() override { driver_.finish(); }
-    void sigusr1() override { driver_.sigusr1(); }
 
 private:
     enum class Role { None, Wakeup, SwitchOut, SwitchIn };
@@ -61,10 +57,14 @@ private:
 
     std::string key(const pairing::AutoEvent& e) {
         switch (role(e)) {
-            case Role::Wakeup: return found_++, "pid";
-            case Role::SwitchOut: return found_++, "prev_pid";
-            case Role::SwitchIn: return found_++, "next_pid";
-            case Role::None: break;
+            case Role::Wakeup:
+                return found_++, "pid";
+            case Role::SwitchOut:
+                return found_++, "prev_pid";
+            case Role::SwitchIn:
+                return found_++, "next_pid";
+            case Role::None:
+                break;
         }
         return {};
     }
@@ -95,13 +95,13 @@ private:
                 std::string f = select("next_");
                 return f.empty() ? std::nullopt : std::optional<std::string>(f);
             }
-            case Role::None: break;
+            case Role::None:
+                break;
         }
         return std::nullopt;
     }
 
     Context& ctx_;
-    pairing::Driver driver_;
     bool by_name_ = false;
     int found_ = 0;
 };
@@ -115,10 +115,13 @@ std::string help_template(const Options& opt, const std::vector<event::Resolved>
 extern const ProfilerInfo rundelay_info;
 const ProfilerInfo rundelay_info = {
     .name = "rundelay",
-    .summary = "Run-queue latency per task: wake-up or preemption to switch-in (multi-trace delay with "
-               "automatic keys and filters).",
-    .usage = "-e sched:sched_wakeup*,sched:sched_switch -e sched:sched_switch[,AUX...] [--filter COMMS | -p PID...] "
-             "[--than TIME] [--detail[=LIST]] [--perins] [--heatmap NAME] [OPTION...] [[--] <command>]",
+    .summary =
+        "Run-queue latency per task: wake-up or preemption to switch-in (multi-trace delay with "
+        "automatic keys and filters).",
+    .usage =
+        "-e sched:sched_wakeup*,sched:sched_switch -e sched:sched_switch[,AUX...] [--filter COMMS | -p "
+        "PID...] "
+        "[--than TIME] [--detail[=LIST]] [--perins] [--heatmap NAME] [OPTION...] [[--] <command>]",
     .body =
         {
             "SYNOPSIS",
@@ -132,8 +135,10 @@ const ProfilerInfo rundelay_info = {
             "    --perins the THREAD column is 6 wide.",
             "",
             "EXAMPLES",
-            "    perf-prof rundelay -e sched:sched_wakeup*,sched:sched_switch -e sched:sched_switch -i 1000 --perins",
-            "    perf-prof rundelay -e sched:sched_wakeup*,sched:sched_switch -e sched:sched_switch --filter python \\",
+            "    perf-prof rundelay -e sched:sched_wakeup*,sched:sched_switch -e sched:sched_switch -i 1000 "
+            "--perins",
+            "    perf-prof rundelay -e sched:sched_wakeup*,sched:sched_switch -e sched:sched_switch --filter "
+            "python \\",
             "        --than 4ms --detail=samekey",
         },
     .options =

@@ -11,12 +11,12 @@
 #include "core/time.h"
 #include "event/planned_event.h"
 #include "event/resolve.h"
+#include "filter/expr.h"
 #include "perf-prof/error.h"
 #include "perf-prof/own_options.h"
 #include "perf-prof/profiler.h"
 #include "sql/print_format.h"
 #include "sql/store.h"
-#include "sym/kallsyms.h"
 #include "sym/symbolizer.h"
 
 namespace perfprof {
@@ -41,11 +41,6 @@ const OptionRow kOwnOptions[] = {
              "memory mode: also run each query on a file database and report differences",
              [](SqlOptions& o, OptionValue v) { o.verify = flag_value(v); }),
 };
-
-const char* ksymbol_of(uint64_t addr, void* user) {
-    auto* k = static_cast<sym::Kallsyms*>(user);
-    return k ? k->find(addr) : nullptr;
-}
 
 class SqlProfiler final : public Profiler {
 public:
@@ -87,9 +82,11 @@ public:
         cfg.isa = sql::machine_isa();
         cfg.verbose = opt.verbose;
         cfg.out = ctx_.out();
-        if (needs_ksym) kallsyms_ = ctx_.symbolizer().kernel();
-        cfg.ksymbol = ksymbol_of;
-        cfg.user = kallsyms_.get();
+        if (needs_ksym) ctx_.symbolizer().kernel();  // loaded before the events come
+        if (const filter::EvalHooks* h = ctx_.eval_hooks()) {
+            cfg.ksymbol = h->ksymbol;  // the session's kernel table
+            cfg.user = h->user;
+        }
         store_ = std::make_unique<sql::Store>(std::move(cfg), std::move(defs));
         for (size_t i = 0; i < p.events.size(); ++i) {
             EventSpec& ev = p.events[i];
@@ -149,7 +146,6 @@ private:
 
     Context& ctx_;
     const SqlOptions& own_;
-    std::shared_ptr<sym::Kallsyms> kallsyms_;
     std::unique_ptr<sql::Store> store_;
 };
 

@@ -36,27 +36,24 @@ public:
     EventPlan plan() override {
         const Options& opt = ctx_.options();
         const uint64_t interval = (opt.interval_ms ? opt.interval_ms : 1000) * 1000000;
-        const uint64_t period = opt.own_as<StatOptions>().period_ns ? opt.own_as<StatOptions>().period_ns : interval;
+        const uint64_t period =
+            opt.own_as<StatOptions>().period_ns ? opt.own_as<StatOptions>().period_ns : interval;
         // The swap rule: reads every min(period, interval), H = the longer over the shorter.
         const uint64_t read = std::min(period, interval);
         if (read < 1000000) throw Error::usage("stat: the read period must be at least 1ms");
         EventPlan p;
-        counters::plan_group(ctx_, "stat", counters::joined_events(opt), counters::clock_leader(0, 0), p, group_);
+        counters::plan_group(ctx_, "stat", event::joined_lists(opt), counters::clock_leader(0, 0), p, group_);
         p.pages = 1;  // the leader does not sample
         p.interval_ms = 1000;
         p.tick_ms = read / 1000000;
-        run_ = std::make_unique<counters::SeriesRun>(ctx_, group_, "stat", counters::slots_per_round(interval, period),
-                                                     read, opt.perins);
+        run_ = std::make_unique<counters::SeriesRun>(
+            ctx_, group_, "stat", counters::slots_per_round(interval, period), read, opt.perins);
         return p;
     }
 
     void sample(const Sample&) noexcept override {}
 
     void tick() override {
-        if (!enabled_) {
-            ctx_.enable_event(0, true);
-            enabled_ = true;
-        }
         const int n = ctx_.instances();
         bool late = false;
         for (int i = 0; i < n; ++i)
@@ -73,7 +70,6 @@ private:
     counters::CounterGroup group_;
     std::unique_ptr<counters::SeriesRun> run_;
     std::vector<uint64_t> words_;
-    bool enabled_ = false;
 };
 
 std::string help_template(const Options& opt, const std::vector<event::Resolved>& events) {
@@ -91,14 +87,11 @@ const ProfilerInfo stat_info = {
     .name = "stat",
     .summary = "Count events in fixed periods, read by a user-space timer (CPUs or threads).",
     .usage = "[OPTION...] -e EVENT[,EVENT...] [--perins] [--period TIME] [[--] <command>]",
-    .body = {"SYNOPSIS",
-             "    Every --period, the group of every CPU or thread (a cpu-clock counter and the",
+    .body = {"SYNOPSIS", "    Every --period, the group of every CPU or thread (a cpu-clock counter and the",
              "    events) is read; every -i, the counts of each period are printed as one",
              "    series: 'name c1|c2|...|cH | total SUM'. --period is the read period and -i",
              "    the print interval (swapped when -i is shorter). The packed terminal layout",
-             "    of upstream is not implemented: the plain layout is always printed.",
-             "",
-             "EXAMPLES",
+             "    of upstream is not implemented: the plain layout is always printed.", "", "EXAMPLES",
              "    perf-prof stat -e sched:sched_switch --period 100ms -i 1000",
              "    perf-prof stat -e sched:sched_switch,sched:sched_wakeup -p 1234 --perins"},
     .options = {{Opt::Event, "events to count (counting only, kernel filters only)"},

@@ -19,11 +19,11 @@ const OptionRow kOwnOptions[] = {pairing::rows::than, pairing::rows::heatmap};
 
 constexpr const char* kUse = "Please use -e raw_syscalls:sys_enter -e raw_syscalls:sys_exit";
 
-class SyscallsProfiler final : public Profiler {
+class SyscallsProfiler final : public pairing::PresetProfiler {
 public:
-    explicit SyscallsProfiler(Context& ctx) : ctx_(ctx), driver_(ctx) {}
+    explicit SyscallsProfiler(Context& ctx) : PresetProfiler(ctx), ctx_(ctx) {}
 
-    EventPlan plan() override {
+    pairing::Preset preset() override {
         if (ctx_.options().events.size() != 2) throw Error::usage(kUse);
         const bool cpus = ctx_.threads().empty();
         pairing::Preset p;
@@ -43,13 +43,8 @@ public:
         };
         p.extra = {{"sched", "sched_process_free"}};
         p.on_extra = [this](const Sample& s, const EventSpec& spec) { freed(s, spec); };
-        return driver_.plan(std::move(p));
+        return p;
     }
-    void sample(const Sample& s) noexcept override { driver_.sample(s); }
-    void lost(const LostRange& l) noexcept override { driver_.lost(l); }
-    void interval() override { driver_.interval(); }
-    void finish() override { driver_.finish(); }
-    void sigusr1() override { driver_.sigusr1(); }
 
 private:
     // A task freed: its pending sys_enter ends here (SPEC §4.6.10).
@@ -61,7 +56,6 @@ private:
     }
 
     Context& ctx_;
-    pairing::Driver driver_;
     int found_ = 0;
     filter::RecordField pid_;
 };
@@ -76,8 +70,9 @@ extern const ProfilerInfo syscalls_info;
 const ProfilerInfo syscalls_info = {
     .name = "syscalls",
     .summary = "System-call latency and error counts per syscall (and per thread with --perins).",
-    .usage = "-e raw_syscalls:sys_enter -e raw_syscalls:sys_exit [--than TIME] [--perins] [OPTION...] "
-             "[[--] <command>]",
+    .usage =
+        "-e raw_syscalls:sys_enter -e raw_syscalls:sys_exit [--than TIME] [--perins] [OPTION...] "
+        "[[--] <command>]",
     .body =
         {
             "SYNOPSIS",

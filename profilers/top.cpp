@@ -13,10 +13,10 @@
 #include "event/planned_event.h"
 #include "event/resolve.h"
 #include "output/event_line.h"
+#include "output/template_options.h"
 #include "perf-prof/error.h"
 #include "perf-prof/own_options.h"
 #include "perf-prof/profiler.h"
-#include "sym/kallsyms.h"
 #include "sym/symbolizer.h"
 
 namespace perfprof {
@@ -89,7 +89,7 @@ public:
             output::format_event_line(ctx_, s, line_, ' ');
             std::fwrite(line_.data(), 1, line_.size(), out);
         }
-        const filter::EvalContext ec = filter::sample_context(s, &hooks_, out);
+        const filter::EvalContext ec = filter::sample_context(s, hooks_, out);
         uint32_t row;
         if (only_comm_) {
             row = table_->row(name_of(e, s, ec));
@@ -191,36 +191,22 @@ private:
                 filter::EvalContext ec;
                 ec.key = key;
                 ec.out = out;
-                ec.hooks = &hooks_;
+                ec.hooks = hooks_;
                 return int(printkey_->eval(ec));
             };
         }
     }
 
-    // The session's hooks, plus ksymbol() over the symbolizer's kernel table when a program
-    // calls it (comm=ksymbol(call_site)): the session's hooks have none, and printed "Unknown".
+    // The session's hooks; its kernel table is loaded now when a program calls ksymbol()
+    // (comm=ksymbol(call_site)), not at the first event.
     void set_hooks() {
-        base_ = ctx_.eval_hooks();
-        if (base_) hooks_ = *base_;
+        hooks_ = ctx_.eval_hooks();
         bool ksym = printkey_ && printkey_->uses_ksymbol();
         for (const Ev& e : evs_) {
             ksym |= (e.key && e.key->uses_ksymbol()) || (e.comm && e.comm->uses_ksymbol());
             for (const auto& c : e.columns) ksym |= c && c->uses_ksymbol();
         }
-        if (!ksym || hooks_.ksymbol) return;
-        kernel_ = ctx_.symbolizer().kernel();
-        hooks_.user = this;
-        hooks_.ksymbol = [](uint64_t addr, void* user) -> const char* {
-            return static_cast<TopProfiler*>(user)->kernel_->find(addr);
-        };
-        hooks_.comm_get = [](int pid, void* user) -> const char* {
-            const filter::EvalHooks* b = static_cast<TopProfiler*>(user)->base_;
-            return b && b->comm_get ? b->comm_get(pid, b->user) : nullptr;
-        };
-        hooks_.syscall_name = [](int64_t id, void* user) -> const char* {
-            const filter::EvalHooks* b = static_cast<TopProfiler*>(user)->base_;
-            return b && b->syscall_name ? b->syscall_name(id, b->user) : nullptr;
-        };
+        if (ksym) ctx_.symbolizer().kernel();
     }
 
     // The row name of a sample: comm= (-1: "Error", a null string: "NULL"), else the task name.
@@ -249,10 +235,8 @@ private:
     aggregate::TopLayout layout_;
     std::unique_ptr<filter::Program> printkey_;
     aggregate::PrintKey print_key_;
-    filter::EvalHooks hooks_;                  // what the programs call (set_hooks)
-    const filter::EvalHooks* base_ = nullptr;  // the session's
-    std::shared_ptr<sym::Kallsyms> kernel_;    // for ksymbol()
-    std::string key_header_, name_header_;     // the first key= (or -k) and comm= texts
+    const filter::EvalHooks* hooks_ = nullptr;  // the session's (set_hooks)
+    std::string key_header_, name_header_;      // the first key= (or -k) and comm= texts
     bool keyed_ = false, only_comm_ = false, name_column_ = true;
     int verbose_ = 0;
     uint64_t samples_ = 0;  // N: every sample counted, never reset
@@ -281,21 +265,12 @@ std::string help_template(const Options& opt, const std::vector<event::Resolved>
         if (a.comm.empty()) t += "[comm=./]";
         if (a.alias.empty()) t += "[alias=./]";
     }
-    t += "\" ";
-    if (!own.key.empty()) t += "-k " + own.key + " ";
-    if (own.only_comm) t += "--only-comm ";
-    if (!opt.cpus.empty()) t += "-C " + opt.cpus + " ";
-    if (!opt.pids.empty()) t += "-p " + opt.pids + " ";
-    if (opt.interval_ms) t += "-i " + std::to_string(opt.interval_ms) + " ";
-    if (opt.mmap_pages) t += "-m " + std::to_string(*opt.mmap_pages) + " ";
-    if (own.key.empty()) t += "[-k .] ";
-    if (!own.only_comm) t += "[--only-comm] ";
-    if (opt.cpus.empty()) t += "[-C .] ";
-    if (opt.pids.empty()) t += "[-p .] ";
-    if (!opt.interval_ms) t += "[-i .] ";
-    if (!opt.mmap_pages) t += "[-m .] ";
-    t += "\n";
-    return t;
+    output::TemplateOptions o;
+    o.value(!own.key.empty(), "-k", own.key);
+    o.flag(own.only_comm, "--only-comm");
+    o.attach(opt);
+    o.pages(opt);
+    return t + "\" " + o.text() + "\n";
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "event/planned_event.h"
 #include "event/resolve.h"
 #include "output/event_line.h"
+#include "output/template_options.h"
 #include "perf-prof/error.h"
 #include "perf-prof/own_options.h"
 #include "perf-prof/profiler.h"
@@ -36,17 +37,6 @@ const OptionRow kOwnOptions[] = {
              [](TraceOptions& o, OptionValue v) { o.overwrite = flag_value(v); }),
 };
 
-std::string joined_events(const Options& opt) {
-    // Several -e are concatenated (SPEC §10 #4: upstream used only the first).
-    std::string list;
-    for (const std::string& e : opt.events) {
-        if (e.empty()) continue;
-        if (!list.empty()) list += ',';
-        list += e;
-    }
-    return list;
-}
-
 class TraceProfiler final : public Profiler {
 public:
     explicit TraceProfiler(Context& ctx) : ctx_(ctx) {}
@@ -54,7 +44,7 @@ public:
     EventPlan plan() override {
         const Options& opt = ctx_.options();
         const TraceOptions& own = opt.own_as<TraceOptions>();
-        const std::string list = joined_events(opt);
+        const std::string list = event::joined_lists(opt);
         if (list.empty())
             throw Error::usage("monitor(trace) init failed: no events given (use -e EVENT,...)");
         EventPlan p;
@@ -178,25 +168,14 @@ std::string help_template(const Options& opt, const std::vector<event::Resolved>
         t += r.item.sys + ":" + r.item.name + "/" + (r.item.filter.empty() ? "." : r.item.filter) + "/";
         if (!opt.call_graph) t += "[stack/]";
     }
-    t += "\" ";
-    if (opt.call_graph) t += "-g ";
-    if (opt.flame_graph_given)
-        t += "--flame-graph " + (opt.flame_graph.empty() ? "\"\"" : opt.flame_graph) + " ";
-    if (opt.pprof_given) t += "--pprof " + opt.pprof + " ";
-    if (!opt.cpus.empty()) t += "-C " + opt.cpus + " ";
-    if (!opt.pids.empty()) t += "-p " + opt.pids + " ";
-    if (opt.interval_ms) t += "-i " + std::to_string(opt.interval_ms) + " ";
-    if (opt.order) t += "--order ";
-    if (opt.mmap_pages) t += "-m " + std::to_string(*opt.mmap_pages) + " ";
-    if (!opt.call_graph) t += "[-g] ";
-    if (!opt.flame_graph_given) t += "[--flame-graph .] ";
-    if (opt.cpus.empty()) t += "[-C .] ";
-    if (opt.pids.empty()) t += "[-p .] ";
-    if (!opt.interval_ms) t += "[-i .] ";
-    if (!opt.order) t += "[--order] ";
-    if (!opt.mmap_pages) t += "[-m .] ";
-    t += "\n";
-    return t;
+    output::TemplateOptions o;
+    o.flag(opt.call_graph, "-g");
+    o.value(opt.flame_graph_given, "--flame-graph", opt.flame_graph.empty() ? "\"\"" : opt.flame_graph);
+    if (opt.pprof_given) o.given("--pprof " + opt.pprof);  // no hint: --flame-graph's is enough
+    o.attach(opt);
+    o.flag(opt.order, "--order");
+    o.pages(opt);
+    return t + "\" " + o.text() + "\n";
 }
 
 }  // namespace

@@ -83,6 +83,8 @@ struct EventPlan {
     uint64_t interval_ms = 0;
     // Profiler::tick() every tick_ms (stat's read period), besides -i; 0 = never.
     uint64_t tick_ms = 0;
+    // The -N count when the command line gives none (expr: 5); 0 = none.
+    uint64_t exit_n = 0;
 };
 
 // Services the session offers a profiler. Valid from construction to destruction.

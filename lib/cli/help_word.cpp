@@ -10,13 +10,9 @@ std::string help_word_text(const Options& opt, const ProfilerInfo* profiler,
                            const std::vector<const ProfilerInfo*>& registry) {
     // §1.10 step 1 (and §10 row 15): nothing to describe, nothing printed.
     if (opt.events.empty()) return {};
-    std::string list;
-    for (const std::string& e : opt.events) {
-        if (!list.empty()) list += ',';
-        list += e;
-    }
     tep::Tep tep;
-    std::vector<event::Resolved> events = event::resolve_event_list(list, tep, opt.verbose, profiler_names());
+    std::vector<event::Resolved> events =
+        event::resolve_event_list(event::joined_lists(opt), tep, opt.verbose, profiler_names());
 
     std::string out = "\n";
     if (profiler) {

@@ -14,7 +14,8 @@ namespace perfprof::counters {
 std::vector<int> CounterGroup::present_on(int cpu) const {
     std::vector<int> out;
     for (size_t e = 0; e < names.size(); ++e)
-        if (cpu < 0 || cpus[e].empty() || std::ranges::find(cpus[e], cpu) != cpus[e].end()) out.push_back(int(e));
+        if (cpu < 0 || cpus[e].empty() || std::ranges::find(cpus[e], cpu) != cpus[e].end())
+            out.push_back(int(e));
     return out;
 }
 
@@ -23,8 +24,6 @@ EventSpec clock_leader(uint64_t period_ns, uint64_t freq) {
     ev.sys = "software";
     ev.name = "cpu-clock";
     ev.kind = EventKind::Other;
-    // Enabled by the profiler after the session enabled the members (late_enable_note).
-    ev.start_disabled = true;
     perf_event_attr& a = ev.attr;
     a.size = sizeof(a);
     a.type = PERF_TYPE_SOFTWARE;
@@ -42,7 +41,8 @@ EventSpec clock_leader(uint64_t period_ns, uint64_t freq) {
 
 void plan_group(Context& ctx, const std::string& profiler, const std::string& events, EventSpec leader,
                 EventPlan& plan, CounterGroup& group) {
-    if (events.empty()) throw Error::usage("monitor(" + profiler + ") init failed: no events given (use -e EVENT,...)");
+    if (events.empty())
+        throw Error::usage("monitor(" + profiler + ") init failed: no events given (use -e EVENT,...)");
     const int leader_index = int(plan.events.size());
     plan.events.push_back(std::move(leader));
     const Options& opt = ctx.options();
@@ -68,16 +68,6 @@ void plan_group(Context& ctx, const std::string& profiler, const std::string& ev
     plan.user_filter = false;  // kernel filters only
 }
 
-std::string joined_events(const Options& opt) {
-    std::string list;
-    for (const std::string& e : opt.events) {
-        if (e.empty()) continue;
-        if (!list.empty()) list += ',';
-        list += e;
-    }
-    return list;
-}
-
 std::string instance_label(Context& ctx, int instance) {
     const int cpu = ctx.instance_cpu(instance);
     std::string out = "[";
@@ -88,8 +78,10 @@ std::string instance_label(Context& ctx, int instance) {
     const std::vector<int>& t = ctx.threads();
     const int tid = size_t(instance) < t.size() ? t[size_t(instance)] : -1;
     out += std::string(tid < 0 ? 4 : 0, ' ');
-    if (tid < 0) out += "-1";
-    else core::append_uint(out, uint64_t(tid), 6);
+    if (tid < 0)
+        out += "-1";
+    else
+        core::append_uint(out, uint64_t(tid), 6);
     return out + "] ";
 }
 
@@ -135,7 +127,8 @@ std::string help_line(const char* profiler, const Options& opt, const std::vecto
         if (c.empty())
             t += "[cpus=./]";
         else if (c.back() - c.front() + 1 == int(c.size()))  // a range (a list would need commas)
-            t += "cpus=" + std::to_string(c.front()) + (c.size() > 1 ? "-" + std::to_string(c.back()) : "") + "/";
+            t += "cpus=" + std::to_string(c.front()) + (c.size() > 1 ? "-" + std::to_string(c.back()) : "") +
+                 "/";
     }
     t += "\" " + tail;
     t += opt.cpus.empty() ? "[-C .] " : "-C " + opt.cpus + " ";

@@ -12,8 +12,8 @@
 namespace perfprof::counters {
 
 struct CounterGroup {
-    std::vector<std::string> names;   // alias or sys:name, per member
-    std::vector<std::string> vars;    // alias or name (no sys:), per member: hrtimer's variables
+    std::vector<std::string> names;      // alias or sys:name, per member
+    std::vector<std::string> vars;       // alias or name (no sys:), per member: hrtimer's variables
     std::vector<std::vector<int>> cpus;  // cpus= per member (empty = all)
     uint64_t read_format = PERF_FORMAT_ID | PERF_FORMAT_GROUP;
 
@@ -25,18 +25,10 @@ struct CounterGroup {
 // else sample_period = period_ns; `freq` > 0 = sample_freq instead. Sample type TID|TIME|CPU|READ.
 EventSpec clock_leader(uint64_t period_ns, uint64_t freq);
 
-// On kernel 6.18 a tracepoint member enabled after its (enabled) leader never counts: the
-// leaders are planned start_disabled and the profiler enables them (Context::enable_event)
-// at its first tick, once the session has enabled the members.
-inline constexpr uint64_t kLeaderEnableTickMs = 10;
-
 // Appends the leader and the members of `events` (the -e list) to `plan`, fills `group`.
 // Nested profilers are refused; an empty list throws "monitor({profiler}) init failed".
 void plan_group(Context& ctx, const std::string& profiler, const std::string& events, EventSpec leader,
                 EventPlan& plan, CounterGroup& group);
-
-// -e occurrences joined with ','.
-std::string joined_events(const Options& opt);
 
 // "[000] " for a CPU, "[  1234] " for a thread.
 std::string instance_label(Context& ctx, int instance);

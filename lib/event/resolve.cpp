@@ -146,8 +146,12 @@ void resolve_uprobe(Resolved& r) {
         core::Fd fd(::open(real.get(), O_RDONLY | O_CLOEXEC));
         if (!fd) throw Error::sys(errno, what + ": cannot open " + real.get());
         char magic[4] = {};
-        bool elf = ::read(fd.get(), magic, 4) == 4 && std::memcmp(magic, "\x7f" "ELF", 4) == 0;
-        throw Error(what + ": " + real.get() + (elf ? ": not an ELF executable or shared object" : ": not an ELF file"));
+        bool elf = ::read(fd.get(), magic, 4) == 4 && std::memcmp(magic,
+                                                                  "\x7f"
+                                                                  "ELF",
+                                                                  4) == 0;
+        throw Error(what + ": " + real.get() +
+                    (elf ? ": not an ELF executable or shared object" : ": not an ELF file"));
     }
     uint64_t offset = obj->file_offset(it.name);
     if (offset == 0)
@@ -356,6 +360,16 @@ void check_cpus_attr(const EventItem& item) {
 }
 
 }  // namespace
+
+std::string joined_lists(const Options& opt) {
+    std::string list;
+    for (const std::string& e : opt.events) {
+        if (e.empty()) continue;
+        if (!list.empty()) list += ',';
+        list += e;
+    }
+    return list;
+}
 
 std::vector<Resolved> resolve_event_list(std::string_view list, tep::Tep& tep, int verbose,
                                          const std::vector<std::string>& profilers) {

@@ -13,6 +13,7 @@
 
 #include "event/event_spec.h"
 #include "filter/expr.h"
+#include "perf-prof/options.h"
 #include "tep/tep.h"
 
 namespace perfprof::event {
@@ -40,6 +41,10 @@ struct Resolved {
 // its merged event (with verbose > 0 a note on stdout says so).
 std::vector<Resolved> resolve_event_list(std::string_view list, tep::Tep& tep, int verbose,
                                          const std::vector<std::string>& profilers);
+
+// The -e occurrences of `opt` as one list, joined with ',' (SPEC §10 #4: upstream used only
+// the first).
+std::string joined_lists(const Options& opt);
 
 // §2.3 for one parsed item. `profilers` are the registered names (a profiler candidate that is
 // no tracepoint becomes a nested profiler event).

@@ -10,6 +10,7 @@
 #include "core/time.h"
 #include "event/planned_event.h"
 #include "output/event_line.h"
+#include "output/template_options.h"
 #include "pairing/detail_spec.h"
 #include "perf-prof/error.h"
 #include "perf/tsc.h"
@@ -32,31 +33,34 @@ using Own = OwnOptions<Settings>;
 
 namespace rows {
 constinit const OptionRow key = Own::row('k', "key", "EXPR", ArgKind::Value, false, Group::Profiler,
-             "key of the events without key= (e.g. pid): event1 and\n"
-             "event2 pair when their keys are equal; default: the CPU\n"
-             "or thread",
-             [](Settings& o, OptionValue v) { o.key = std::string(*v); });
+                                         "key of the events without key= (e.g. pid): event1 and\n"
+                                         "event2 pair when their keys are equal; default: the CPU\n"
+                                         "or thread",
+                                         [](Settings& o, OptionValue v) { o.key = std::string(*v); });
 constinit const OptionRow impl = Own::row(0, "impl", "IMPL", ArgKind::Value, false, Group::Profiler,
-             "what a pair means: delay (latency statistics, default),\n"
-             "pair (paired or not), kmemprof (bytes allocated and freed\n"
-             "by stack), syscalls (raw_syscalls statistics per syscall)",
-             [](Settings& o, OptionValue v) {
-                 o.impl = std::string(*v);
-                 o.impl_given = true;
-             });
-constinit const OptionRow than = Own::row(0, "than", "TIME", ArgKind::Value, false, Group::Profiler,
+                                          "what a pair means: delay (latency statistics, default),\n"
+                                          "pair (paired or not), kmemprof (bytes allocated and freed\n"
+                                          "by stack), syscalls (raw_syscalls statistics per syscall)",
+                                          [](Settings& o, OptionValue v) {
+                                              o.impl = std::string(*v);
+                                              o.impl_given = true;
+                                          });
+constinit const OptionRow than =
+    Own::row(0, "than", "TIME", ArgKind::Value, false, Group::Profiler,
              "print the pairs slower than TIME (e.g. 1ms) with both events",
              [](Settings& o, OptionValue v) { o.than_ns = positive_time(v, "than"); });
-constinit const OptionRow only_than = Own::row(0, "only-than", "TIME", ArgKind::Value, false, Group::Profiler,
-             "as --than, and print the table only when a pair exceeded it",
-             [](Settings& o, OptionValue v) {
+constinit const OptionRow only_than =
+    Own::row(0, "only-than", "TIME", ArgKind::Value, false, Group::Profiler,
+             "as --than, and print the table only when a pair exceeded it", [](Settings& o, OptionValue v) {
                  o.than_ns = positive_time(v, "only-than");
                  o.only_than = true;
              });
-constinit const OptionRow lower = Own::row(0, "lower", "TIME", ArgKind::Value, false, Group::Profiler,
+constinit const OptionRow lower =
+    Own::row(0, "lower", "TIME", ArgKind::Value, false, Group::Profiler,
              "print the pairs faster than TIME with both events",
              [](Settings& o, OptionValue v) { o.lower_ns = positive_time(v, "lower"); });
-constinit const OptionRow detail = Own::row(0, "detail", "LIST", ArgKind::OptionalValue, false, Group::Profiler,
+constinit const OptionRow detail =
+    Own::row(0, "detail", "LIST", ArgKind::OptionalValue, false, Group::Profiler,
              "with --than/--lower, also print the events around a pair:\n"
              "-TIME before event1, +TIME after event2, hide<TIME,\n"
              "samecpu, samepid, sametid, samekey, 1, 2 (--detail=LIST)",
@@ -65,19 +69,20 @@ constinit const OptionRow detail = Own::row(0, "detail", "LIST", ArgKind::Option
                  pairing::parse_detail(*o.detail);  // a malformed item fails here, at parse time
              });
 constinit const OptionRow heatmap = Own::row(0, "heatmap", "NAME", ArgKind::Value, false, Group::Profiler,
-             "write NAME-EVENT1-EVENT2.lat (time and latency of every\n"
-             "pair) and its heat map NAME-EVENT1-EVENT2.svg",
-             [](Settings& o, OptionValue v) {
-                 if (v->empty()) throw Error::usage("option `heatmap' needs a file name");
-                 o.heatmap = std::string(*v);
-             });
+                                             "write NAME-EVENT1-EVENT2.lat (time and latency of every\n"
+                                             "pair) and its heat map NAME-EVENT1-EVENT2.svg",
+                                             [](Settings& o, OptionValue v) {
+                                                 if (v->empty())
+                                                     throw Error::usage("option `heatmap' needs a file name");
+                                                 o.heatmap = std::string(*v);
+                                             });
 constinit const OptionRow cycle = Own::row(0, "cycle", "", ArgKind::Flag, false, Group::Profiler,
-             "also pair the last -e with the first (delay only)",
-             [](Settings& o, OptionValue v) { o.cycle = flag_value(v); });
+                                           "also pair the last -e with the first (delay only)",
+                                           [](Settings& o, OptionValue v) { o.cycle = flag_value(v); });
 constinit const OptionRow hist = Own::row(0, "hist", "", ArgKind::Flag, false, Group::Profiler,
-             "print a log2 histogram of each pair's latencies with\n"
-             "every table",
-             [](Settings& o, OptionValue v) { o.hist = flag_value(v); });
+                                          "print a log2 histogram of each pair's latencies with\n"
+                                          "every table",
+                                          [](Settings& o, OptionValue v) { o.hist = flag_value(v); });
 }  // namespace rows
 
 // What plan_list gathers over the -e lists.
@@ -110,7 +115,8 @@ EventPlan Driver::plan(Preset preset) {
     pairer_->add_positions(planned.positions, cycle_);
     set_keys(opt, own, p, planned.key_exprs);
     if (own.detail && !own.than_ns && !own.lower_ns)
-        std::fprintf(stderr, "WARN: --than parameter is not enabled. No need to enable the --detail parameter.\n");
+        std::fprintf(stderr,
+                     "WARN: --than parameter is not enabled. No need to enable the --detail parameter.\n");
     if (planned.untraced && !own.detail)
         std::fprintf(stderr, "WARN: --detail parameter is not enabled. No need to add untrace events.\n");
     set_outputs(opt, own, planned.stacks);
@@ -188,7 +194,8 @@ void Driver::sigusr1() {
         std::printf("  timeline: %zu samples, %zu bytes (peak %zu samples); %llu event1s let go of it\n",
                     timeline_->nodes(), timeline_->bytes(), timeline_->peak_nodes(),
                     (unsigned long long)pairer_->unpinned());
-    if (pairer_->trick()) std::printf("  unnecessary wake-ups: %llu\n", (unsigned long long)pairer_->unnecessary());
+    if (pairer_->trick())
+        std::printf("  unnecessary wake-ups: %llu\n", (unsigned long long)pairer_->unnecessary());
     std::fflush(stdout);
 }
 
@@ -208,8 +215,7 @@ void Driver::choose_impl(const Options& opt, const Settings& own) {
 }
 // The events of -e number `list`: planned, and a position of their traced ones unless the
 // list names nested profilers only (context for --detail, SPEC §4.6.11).
-void Driver::plan_list(const Options& opt, const Settings& own, size_t list, EventPlan& p,
-                       Planned& planned) {
+void Driver::plan_list(const Options& opt, const Settings& own, size_t list, EventPlan& p, Planned& planned) {
     std::vector<event::Resolved> resolved =
         event::resolve_event_list(opt.events[list], ctx_.tep(), opt.verbose, profiler_names());
     std::vector<TraceEvent*> traced;
@@ -322,8 +328,8 @@ void Driver::set_outputs(const Options& opt, const Settings& own, bool stacks) {
     env_.hist = own.hist;
     env_.verbose = opt.verbose;
     if (stacks) {
-        printer_ = std::make_unique<stack::Printer>(
-            ctx_.symbolizer(), opt.kernel_callchain.value_or(true), opt.user_callchain.value_or(false));
+        printer_ = std::make_unique<stack::Printer>(ctx_.symbolizer(), opt.kernel_callchain.value_or(true),
+                                                    opt.user_callchain.value_or(false));
         env_.printer = printer_.get();
     }
     if (!own.detail) return;
@@ -369,8 +375,8 @@ uint64_t Driver::key_of(const TraceEvent& te, const Sample& s) const {
 }
 
 // SPEC §1.10: one command line per implementation that suits the given lists and options.
-std::string help_template(const Options& opt, const std::vector<event::Resolved>& events, const char* profiler,
-                          const char* fixed) {
+std::string help_template(const Options& opt, const std::vector<event::Resolved>& events,
+                          const char* profiler, const char* fixed) {
     const Settings& own = opt.own_as<Settings>();
     const std::string chosen = *fixed ? std::string(fixed) : own.impl;
     // The resolved events of each -e, in order (a wildcard counts as one item of its list).
@@ -435,13 +441,9 @@ std::string help_template(const Options& opt, const std::vector<event::Resolved>
         if (!own.than_ns && !kmem) t += "[--than .] ";
         if (!own.detail && delay_like) t += "[--detail] ";
         if (own.heatmap.empty() && name == "delay") t += "[--heatmap .] ";
-        if (!opt.cpus.empty()) t += "-C " + opt.cpus + " ";
-        if (!opt.pids.empty()) t += "-p " + opt.pids + " ";
-        if (opt.interval_ms) t += "-i " + std::to_string(opt.interval_ms) + " ";
-        if (opt.cpus.empty()) t += "[-C .] ";
-        if (opt.pids.empty()) t += "[-p .] ";
-        if (!opt.interval_ms) t += "[-i .] ";
-        t += "\n";
+        output::TemplateOptions attach;
+        attach.attach(opt);
+        t += attach.text() + "\n";
     }
     return t;
 }

@@ -92,8 +92,8 @@ private:
     struct Planned;
     void choose_impl(const Options& opt, const Settings& own);
     void plan_list(const Options& opt, const Settings& own, size_t list, EventPlan& p, Planned& planned);
-    void plan_event(const Options& opt, const Settings& own, event::Resolved& r, size_t list,
-                    TraceEvent& te, EventPlan& p, Planned& planned);
+    void plan_event(const Options& opt, const Settings& own, event::Resolved& r, size_t list, TraceEvent& te,
+                    EventPlan& p, Planned& planned);
     void set_keys(const Options& opt, const Settings& own, const EventPlan& p, bool key_exprs);
     void set_outputs(const Options& opt, const Settings& own, bool stacks);
     uint64_t to_units(uint64_t ns) const;
@@ -120,6 +120,23 @@ private:
     std::unique_ptr<Pairer> pairer_;
     std::unique_ptr<Feed> feed_;
     uint64_t horizon_ = 0;  // --detail: how long an event1 may hold the timeline
+};
+
+// multi-trace or a derivative: preset() configures the Driver, which does the rest.
+class PresetProfiler : public Profiler {
+public:
+    explicit PresetProfiler(Context& ctx) : driver_(ctx) {}
+
+    EventPlan plan() final { return driver_.plan(preset()); }
+    void sample(const Sample& s) noexcept final { driver_.sample(s); }
+    void lost(const LostRange& l) noexcept final { driver_.lost(l); }
+    void interval() final { driver_.interval(); }
+    void finish() final { driver_.finish(); }
+    void sigusr1() final { driver_.sigusr1(); }
+
+protected:
+    virtual Preset preset() = 0;
+    Driver driver_;
 };
 
 // SPEC §1.10: one command line per implementation that suits the given lists and options;

@@ -105,6 +105,7 @@ Device& Opener::add_device(DeviceSpec spec, Device* parent) {
     const Options& opt = d.opt;
     d.profiler = create(d);
     d.plan = d.profiler->plan();
+    if (!d.opt.exit_n) d.opt.exit_n = d.plan.exit_n;
     if (d.plan.events.empty() && d.plan.nested.empty()) throw Error(d.name + ": no events to open");
     if (d.plan.follow && !per_thread_)
         throw Error::usage(d.name +

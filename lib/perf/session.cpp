@@ -44,6 +44,11 @@ Session::Session(DeviceSpec top, NestedResolver nested)
         return buf.c_str();
     };
     hooks_.syscall_name = [](int64_t id, void*) { return filter::syscall_name(id); };
+    // The symbolizer's kernel table, loaded on the first call (profilers whose programs call
+    // ksymbol() load it in plan(): Program::uses_ksymbol()).
+    hooks_.ksymbol = [](uint64_t addr, void* user) -> const char* {
+        return static_cast<Session*>(user)->symbols_.kernel()->find(addr);
+    };
 }
 
 Session::Session(const Options& opt, const ProfilerInfo& info, NestedResolver nested)

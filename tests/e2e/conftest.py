@@ -18,6 +18,7 @@ import os
 import platform
 import re
 import shutil
+import signal
 import subprocess
 import threading
 import time
@@ -26,6 +27,16 @@ import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+
+
+# A shell's background job (`make test &` in a script) starts with SIGINT and SIGQUIT ignored,
+# and every program the tests start would inherit that: a SIGINT that reaches perf-prof before
+# its first instruction blocks it would be dropped instead of ending the run. The tests send
+# signals to programs started as from a terminal.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+if signal.getsignal(signal.SIGQUIT) == signal.SIG_IGN:
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
 
 
 def in_ci():
@@ -531,3 +542,49 @@ def go_pprof(tmp_path):
 
     return call
 
+
+def perf_fds(pid):
+    n = 0
+    try:
+        for fd in os.listdir("/proc/%d/fd" % pid):
+            try:
+                n += os.readlink("/proc/%d/fd/%s" % (pid, fd)) == "anon_inode:[perf_event]"
+            except OSError:
+                pass
+    except OSError:
+        pass
+    return n
+
+
+def wait_opened(bgs, timeout=15.0):
+    """Until every process holds a perf event per CPU (its events are open), then a moment for
+    the enable; a busy machine may take a while to start many at once."""
+    deadline = time.monotonic() + timeout
+    want = os.cpu_count() or 1
+    for b in bgs:
+        while perf_fds(b.pid) < want and b.p.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+    time.sleep(0.2)
+
+
+def where_stuck(pid):
+    """What a process that does not end is doing: its state and signal masks, each thread's
+    kernel wait channel and stack, and (gdb present) each thread's user stack."""
+    out = []
+    try:
+        out += [l for l in open("/proc/%d/status" % pid).read().splitlines()
+                if l.startswith(("State", "Sig", "Shd"))]
+        for t in sorted(os.listdir("/proc/%d/task" % pid)):
+            base = "/proc/%d/task/%s/" % (pid, t)
+            try:
+                out.append("thread %s wchan %s" % (t, open(base + "wchan").read()))
+                out.append(open(base + "stack").read().strip())
+            except OSError:
+                pass
+    except OSError as e:
+        out.append(str(e))
+    if shutil.which("gdb"):
+        r = subprocess.run(["gdb", "-p", str(pid), "-batch", "-ex", "thread apply all bt"],
+                           capture_output=True, text=True, timeout=60)
+        out += [l for l in r.stdout.splitlines() if l.startswith(("#", "Thread"))]
+    return "\n".join(out)

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import Bg, WALL_RE, asan_build, assert_not_crashed, run
+from conftest import Bg, WALL_RE, asan_build, assert_not_crashed, run, where_stuck
 
 CPU0 = ["taskset", "-c", "0"]
 
@@ -275,7 +275,15 @@ def test_stop_from_exec_on_100_times(pp, needs_root, tmp_path):
         time.sleep(delay)
         blocked = stop_signals_blocked(p.pid)
         p.send_signal(sig)
-        _, err = p.communicate(timeout=30)
+        try:
+            _, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            stuck = where_stuck(p.pid)
+            print("run %d still running after 30 s:\n%s" % (i, stuck))  # whole in the report
+            failures.append((i, delay, blocked, "still running after 30 s", stuck))
+            p.kill()
+            p.communicate()
+            continue
         if p.returncode == 0 and err == "" and complete_flame_graph(name):
             continue
         files = [n for n in os.listdir(tmp_path) if n.startswith("fg%d." % i)]

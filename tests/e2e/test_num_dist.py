@@ -17,34 +17,10 @@ import time
 
 import pytest
 
-from conftest import WALL_RE, Bg, assert_not_crashed, perf_prof_path, require_root, run, workloads_dir
+from conftest import WALL_RE, Bg, assert_not_crashed, wait_opened, perf_prof_path, require_root, run, workloads_dir
 
 LSEEK = "syscalls:sys_enter_lseek/fd>=1000/num=offset/"
 HEAD = ["event", "calls", "total", "min", "avg", "p99", "max"]
-
-
-def perf_fds(pid):
-    n = 0
-    try:
-        for fd in os.listdir("/proc/%d/fd" % pid):
-            try:
-                n += os.readlink("/proc/%d/fd/%s" % (pid, fd)) == "anon_inode:[perf_event]"
-            except OSError:
-                pass
-    except OSError:
-        pass
-    return n
-
-
-def wait_opened(bgs, timeout=15.0):
-    """Until every process holds a perf event per CPU (its events are open), then a moment for
-    the enable; a busy machine may take a while to start many at once."""
-    deadline = time.monotonic() + timeout
-    want = os.cpu_count() or 1
-    for b in bgs:
-        while perf_fds(b.pid) < want and b.p.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.05)
-    time.sleep(0.2)
 
 
 def wl(*args):

@@ -21,7 +21,7 @@ TEST(CountersPlan, HrcountLeaderAndMembers) {
     EXPECT_TRUE(l.attr.sample_type & PERF_SAMPLE_READ);
     EXPECT_EQ(l.attr.wakeup_events, 20u);  // H = 1000 / 50
     EXPECT_EQ(l.group_leader, -1);
-    EXPECT_TRUE(l.start_disabled);  // enabled after its tracepoint members
+    EXPECT_FALSE(l.start_disabled);  // the session enables the members first (Opener::enable_planned)
     for (size_t e = 1; e < 3; ++e) {
         EXPECT_EQ(p.events[e].group_leader, 0);
         EXPECT_EQ(p.events[e].attr.sample_period, 0u);
