@@ -220,14 +220,14 @@ unit: build/fixtures/.ok
 e2e: $(BIN) $(WORKLOADS)
 	PERF_PROF=$(abspath $(BIN)) WORKLOADS=$(abspath $(BUILD)/workloads) $(PYTEST) -q -rs tests/e2e
 
-# The builds use every core (CI calls a plain `make test`); the tests themselves run one at a time.
+# The builds use every core (CI calls a plain `make test`). The unit tests run once, under
+# ASan+UBSan (sanitize-quick; `make unit` runs the plain build's copy), in shards beside the
+# fuzz targets, one per core; the e2e tests, which measure the kernel, run one at a time.
 JOBS ?= $(shell nproc)
 test: deps
 	@$(MAKE) --no-print-directory layers
-	@$(MAKE) --no-print-directory -j$(JOBS) all $(BUILD)/unit_tests
-	@$(MAKE) --no-print-directory unit
-	@$(MAKE) --no-print-directory -j$(JOBS) $(FUZZ_UNIT) $(FUZZ_BINS) build/fixtures/.ok
-	@$(MAKE) --no-print-directory sanitize-quick
+	@$(MAKE) --no-print-directory -j$(JOBS) all $(FUZZ_UNIT) $(FUZZ_BINS) build/fixtures/.ok
+	@$(MAKE) --no-print-directory -j$(JOBS) sanitize-quick
 	@$(MAKE) --no-print-directory e2e
 
 # The same tests under AddressSanitizer and UndefinedBehaviorSanitizer, in a separate build.
@@ -349,17 +349,27 @@ fuzz_run = mkdir -p $(2) $(FUZZ)/artifacts; \
     || { tail -40 $(3); echo "$@: $$t found a problem; reproducer in $(FUZZ)/artifacts/"; exit 1; }
 
 # Replays the corpus and mutates it for FUZZ_RUNS inputs (seed fixed), new inputs to a scratch
-# folder: a target that stops building or crashes fails `make test`.
-fuzz-smoke: $(FUZZ_BINS)
-	@set -e; for t in $(FUZZ_TARGETS); do \
-	    rm -rf $(FUZZ)/smoke/$$t; \
-	    $(call fuzz_run,-runs=$(FUZZ_RUNS) -seed=1 -timeout=10,$(FUZZ)/smoke/$$t,$(FUZZ)/smoke/$$t.log); \
-	done; echo "fuzz-smoke: $(words $(FUZZ_TARGETS)) targets, $(FUZZ_RUNS) runs each: no finding"
+# folder: a target that stops building or crashes fails `make test`. One rule a target, so
+# `make -j` runs them side by side.
+FUZZ_SMOKES := $(FUZZ_TARGETS:%=fuzz-smoke-%)
+.PHONY: $(FUZZ_SMOKES)
+$(FUZZ_SMOKES): fuzz-smoke-%: $(FUZZ)/%
+	@t=$*; rm -rf $(FUZZ)/smoke/$$t; \
+	    $(call fuzz_run,-runs=$(FUZZ_RUNS) -seed=1 -timeout=10,$(FUZZ)/smoke/$$t,$(FUZZ)/smoke/$$t.log)
+fuzz-smoke: $(FUZZ_SMOKES)
+	@echo "fuzz-smoke: $(words $(FUZZ_TARGETS)) targets, $(FUZZ_RUNS) runs each: no finding"
 
 # The unit tests and the parsers' fuzz harnesses under ASan+UBSan, without the ~20-minute build
-# of `make sanitize` (which also runs the e2e tests).
-sanitize-quick: $(FUZZ_UNIT) build/fixtures/.ok fuzz-smoke
-	ASAN_OPTIONS=detect_leaks=1 $(FUZZ_UNIT) --gtest_brief=1
+# of `make sanitize` (which also runs the e2e tests). The unit tests in UNIT_SHARDS shards (gtest
+# sharding: each test in one shard), each its own process with its own log.
+UNIT_SHARDS ?= $(shell echo $$((2 * $(JOBS))))
+SAN_UNITS   := $(addprefix san-unit-,$(shell seq 0 $$(($(UNIT_SHARDS) - 1))))
+.PHONY: $(SAN_UNITS)
+$(SAN_UNITS): san-unit-%: $(FUZZ_UNIT) build/fixtures/.ok
+	@GTEST_TOTAL_SHARDS=$(UNIT_SHARDS) GTEST_SHARD_INDEX=$* ASAN_OPTIONS=detect_leaks=1 \
+	    $(FUZZ_UNIT) --gtest_brief=1 >$(FUZZ)/unit-$*.log 2>&1 || { cat $(FUZZ)/unit-$*.log; exit 1; }
+	@tail -2 $(FUZZ)/unit-$*.log | sed 's/^/shard $*: /'
+sanitize-quick: $(SAN_UNITS) fuzz-smoke
 
 # FUZZ_SECONDS each, new inputs kept in $(FUZZ)/corpus/<target>.
 fuzz: $(FUZZ_BINS)

@@ -64,13 +64,14 @@ TEST(FormatWall, UsesLocalTimeZone) {
     std::optional<std::string> saved = old ? std::optional<std::string>(old) : std::nullopt;
     setenv("TZ", "UTC-2", 1);  // POSIX sign convention: two hours east of UTC
     tzset();
-    std::string got = format_wall(0);
+    // A second no other test formats: append_wall keeps the last second's text per thread.
+    std::string got = format_wall(int64_t(12345) * 1000000000);
     if (saved)
         setenv("TZ", saved->c_str(), 1);
     else
         unsetenv("TZ");
     tzset();
-    EXPECT_EQ(got, "1970-01-01 02:00:00.000000");
+    EXPECT_EQ(got, "1970-01-01 05:25:45.000000");  // 03:25:45 UTC
 }
 
 // ---- format_evts ----
