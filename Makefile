@@ -303,8 +303,16 @@ FUZZ_LIB_OBJS := $(LIB_SRCS:%.cpp=$(FUZZ)/obj/%.o) $(SHIM_SRCS:%.c=$(FUZZ)/obj/%
 FUZZ_UNIT     := $(FUZZ)/unit_tests
 GEN_HDRS      := $(GEN)/syscall_table.h $(patsubst bpf/%.bpf.c,$(GEN)/%.skel.h,$(wildcard bpf/*.bpf.c)) $(FG_JS)
 
-# The unit tests' own code at -O0, without coverage: it compiles in 2/5 of the time.
-$(FUZZ)/obj/tests/unit/%.o: FUZZ_CFLAGS := -O0 -g $(FUZZ_SAN) -MMD -MP
+# The unit tests' own code at -O0, without coverage: it compiles in 2/5 of the time; GoogleTest
+# and the common standard headers come from one precompiled header (same flags), about half of
+# what is left.
+UNIT_PCH := $(FUZZ)/obj/tests/unit/unit_pch.h.pch
+$(UNIT_PCH): tests/unit/unit_pch.h
+	@mkdir -p $(dir $@)
+	@echo "  PCH      $<"
+	@clang++ $(CPPFLAGS) -I$(GEN) -std=c++20 -O0 -g $(FUZZ_SAN) -MMD -MP -x c++-header -o $@ $<
+$(FUZZ)/obj/tests/unit/%.o: FUZZ_CFLAGS := -O0 -g $(FUZZ_SAN) -MMD -MP -include-pch $(UNIT_PCH)
+$(UNIT_SRCS:%.cpp=$(FUZZ)/obj/%.o): $(UNIT_PCH)
 $(FUZZ)/obj/%.o: %.cpp | $(LIBPERF)/libperf.a $(GEN_HDRS)
 	@mkdir -p $(dir $@)
 	@echo "  CLANG    $<"
