@@ -55,6 +55,16 @@ bool number(std::string_view f, size_t& i, std::string& digits) {
     return v <= kMaxWidth;
 }
 
+// The bits of an integer conversion's argument by its length modifier; 0: not supported.
+uint8_t integer_bits(const std::string& len) {
+    if (len == "hh") return 8;
+    if (len == "h") return 16;
+    if (len.empty()) return 32;
+    // LP64: long, long long, size_t, intmax_t and ptrdiff_t are 64 bits.
+    if (len == "l" || len == "ll" || len == "z" || len == "j" || len == "t") return 64;
+    return 0;
+}
+
 }  // namespace
 
 std::string parse(std::string_view f, Format& out, size_t* at) {
@@ -139,17 +149,8 @@ std::string parse(std::string_view f, Format& out, size_t* at) {
         }
         if (!integer && c != 'c' && c != 's' && c != 'p') return fail("unknown conversion " + conv_text());
         if (integer) {
-            if (len == "hh") {
-                p.bits = 8;
-            } else if (len == "h") {
-                p.bits = 16;
-            } else if (len.empty()) {
-                p.bits = 32;
-            } else if (len == "l" || len == "ll" || len == "z" || len == "j" || len == "t") {
-                p.bits = 64;  // LP64: long, long long, size_t, intmax_t and ptrdiff_t are 64 bits
-            } else {
-                return fail("length modifier '" + len + "' in " + conv_text() + " is not supported");
-            }
+            p.bits = integer_bits(len);
+            if (!p.bits) return fail("length modifier '" + len + "' in " + conv_text() + " is not supported");
         } else if (!len.empty()) {
             return fail("length modifier '" + len + "' does not apply to " + conv_text());
         }

@@ -47,8 +47,7 @@ const ProfilerInfo kmemprof_info = {
             "    several CPUs need --order.",
             "",
             "EXAMPLES",
-            "    perf-prof kmemprof -e kmem:kmalloc//ptr=ptr/size=bytes_req/stack/ -e "
-            "kmem:kfree//ptr=ptr/stack/ \\",
+            "    perf-prof kmemprof -e kmem:kmalloc//ptr=ptr/size=bytes_req/stack/ -e kmem:kfree//ptr=ptr/stack/ \\",
             "        -k ptr --order -i 1000",
             "    perf-prof kmemprof -e 'kmem:mm_page_alloc//size=4096<<order/key=pfn/stack/' \\",
             "        -e 'kmem:mm_page_free//key=pfn/stack/' --order -i 1000",

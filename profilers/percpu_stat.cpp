@@ -93,8 +93,8 @@ public:
             ev.attr.watermark = 0;
             ev.attr.wakeup_events = 0;
             if (!p.events.empty()) ev.group_leader = 0;
-            headers_.push_back(c.header);
-            halved_.push_back(std::string(c.name) == "cpu_idle");
+            headers_.emplace_back(c.header);
+            halved_.emplace_back(std::string_view(c.name) == "cpu_idle");
             p.events.push_back(std::move(ev));
         }
         p.pages = 1;  // counting only

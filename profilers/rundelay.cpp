@@ -135,10 +135,8 @@ const ProfilerInfo rundelay_info = {
             "    --perins the THREAD column is 6 wide.",
             "",
             "EXAMPLES",
-            "    perf-prof rundelay -e sched:sched_wakeup*,sched:sched_switch -e sched:sched_switch -i 1000 "
-            "--perins",
-            "    perf-prof rundelay -e sched:sched_wakeup*,sched:sched_switch -e sched:sched_switch --filter "
-            "python \\",
+            "    perf-prof rundelay -e sched:sched_wakeup*,sched:sched_switch -e sched:sched_switch -i 1000 --perins",
+            "    perf-prof rundelay -e sched:sched_wakeup*,sched:sched_switch -e sched:sched_switch --filter python \\",
             "        --than 4ms --detail=samekey",
         },
     .options =

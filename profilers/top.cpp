@@ -302,8 +302,7 @@ const ProfilerInfo top_info = {
             "EXAMPLES",
             "    perf-prof top -e 'sched:sched_stat_runtime//key=pid/comm=comm/top-by=runtime/'",
             "    perf-prof top -e 'sched:sched_wakeup//comm=comm/' --only-comm",
-            "    perf-prof top -e 'kmem:kmem_cache_alloc//top-by=bytes_alloc/comm=ksymbol(call_site)/' "
-            "--only-comm",
+            "    perf-prof top -e 'kmem:kmem_cache_alloc//top-by=bytes_alloc/comm=ksymbol(call_site)/' --only-comm",
             "    perf-prof top -e irq:softirq_entry -k '(_cpu<<16)|vec'",
             "    perf-prof top -e 'syscalls:sys_enter_write//key=fd/top-add=count/' -- make",
             "    perf-prof top -e 'sched:sched_wakeup//key=pid/' help     # command template and format",

@@ -73,8 +73,8 @@ std::string Tracker::table(const char* unit, bool than_col, bool bold) {
     out += than_col ? "  -------------\n" : "\n";
     for (int s = Insert; s < kStages; s++) {
         const StageStats& st = stats_[s];
-        const double sum = st.sum / 1000.0, mn = st.n ? st.min / 1000.0 : 0.0,
-                     avg = st.n ? st.sum / 1000.0 / st.n : 0.0, mx = st.max / 1000.0;
+        const double sum = double(st.sum) / 1000.0, mn = st.n ? double(st.min) / 1000.0 : 0.0,
+                     avg = st.n ? double(st.sum) / 1000.0 / double(st.n) : 0.0, mx = double(st.max) / 1000.0;
         std::snprintf(buf, sizeof buf, "%*s => %-*s %8lu %16.3f %12.3f %12.3f %12.3f", W, stage_name(s - 1),
                       W, stage_name(s), (unsigned long)st.n, sum, mn, avg, mx);
         out += buf;

@@ -120,7 +120,7 @@ public:
                     std::unique_ptr<AgentLink> link =
                         launched_ ? AgentLink::launch(tgid_, s, set_env) : AgentLink::inject(tgid_, s);
                     link_ = link.get();
-                    agent_ = std::make_unique<AgentHeap>(std::move(link), 2, [this] { tick(); });
+                    agent_ = std::make_unique<AgentHeap>(std::move(link), 2, [this] { agent_tick(); });
                     src_ = agent_.get();
                     agent_ok_ = link_->state() == PPH_STATE_RECORDING;
                 } catch (const Error& e) {
@@ -139,11 +139,11 @@ public:
             if (o_.probes == HeapProbesKind::Auto) note_ebpf_fallback("kmemleak --user", why);
             start_probes(alloc_, true);
         }
-        ready_ = true;  // tick() may look now: agent_ is set
+        ready_ = true;  // agent_tick() may look now: agent_ is set
     }
 
     ~UserHeap() override {
-        // The drain thread calls tick(): it goes before anything tick() uses.
+        // The drain thread calls agent_tick(): it goes before anything agent_tick() uses.
         if (agent_) agent_->stop();
     }
 
@@ -176,7 +176,7 @@ public:
         } else if (int(s.tid) != tgid_) {
             return;  // only the process's end, not a thread's
         }
-        // The agent's full profile is scanned when the agent waits at exit (tick()).
+        // The agent's full profile is scanned when the agent waits at exit (agent_tick()).
         if (reported_exit_ || (src_ == agent_.get() && !o_.rate)) return;
         try {
             reported_exit_ = true;
@@ -270,7 +270,7 @@ private:
 
     // The agent's thread, after each drain: whether it attached (else the eBPF path takes
     // over), and whether the process waits at exit for the leak scan.
-    void tick() noexcept {
+    void agent_tick() noexcept {
         try {
             if (!ready_ || fell_back_ || reported_exit_) return;
             if (!agent_ok_) {

@@ -125,7 +125,7 @@ EventPlan Driver::plan(Preset preset) {
     extra_from_ = p.events.size();
     for (const auto& [sys, name] : preset_.extra) {
         tep_event* tp = ctx_.tep().event(sys, name);
-        if (!tp) throw Error::usage(sys + ":" + name + " not found");
+        if (!tp) throw Error::usage(std::string(sys).append(":").append(name).append(" not found"));
         EventSpec e;
         e.sys = sys;
         e.name = name;

@@ -66,10 +66,10 @@ std::string CpuRuns::table(bool detail, bool only_comm) {
             out += r->name;
             if (!only_comm) out += ":" + std::to_string(r->tid);
             if (detail)
-                std::snprintf(buf, sizeof buf, "(%.1fms/%lu/%.1fms) ", r->ns / 1e6, (unsigned long)r->runs,
-                              r->max / 1e6);
+                std::snprintf(buf, sizeof buf, "(%.1fms/%lu/%.1fms) ", double(r->ns) / 1e6,
+                              (unsigned long)r->runs, double(r->max) / 1e6);
             else
-                std::snprintf(buf, sizeof buf, "(%.1fms) ", r->ns / 1e6);
+                std::snprintf(buf, sizeof buf, "(%.1fms) ", double(r->ns) / 1e6);
             out += buf;
         }
         out += '\n';

@@ -268,7 +268,8 @@ private:
         if (!link.empty()) {
             const std::string dir = path_.substr(0, path_.rfind('/') + 1);
             const std::string odir = open_path_.substr(0, open_path_.rfind('/') + 1);
-            for (const std::string& c : {odir + link, odir + ".debug/" + link, root + dir + link})
+            for (const std::string& c : {odir + link, std::string(odir).append(".debug/").append(link),
+                                         std::string(root).append(dir).append(link)})
                 out.push_back(c);
         }
         return out;

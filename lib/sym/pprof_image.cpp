@@ -576,7 +576,7 @@ std::string PprofImage::name(uint64_t addr, uint64_t pc, Cursor& cur) {
         const DwarfFunction& f = nm_->has_fini() ? outer : inner;
         std::string a2l = "??";
         if (!f.name.empty()) a2l = f.linkage ? demangle(f.name) : f.name;
-        return combine(std::move(a2l), r, pc);
+        return combine(a2l, r, pc);
     }
     SymTable& syms = debug_syms_ ? *debug_syms_ : *own_;
     syms.index_functions();  // done already unless the image has DWARF (one thread uses it)
