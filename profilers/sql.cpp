@@ -82,7 +82,9 @@ public:
         cfg.isa = sql::machine_isa();
         cfg.verbose = opt.verbose;
         cfg.out = ctx_.out();
-        if (needs_ksym) ctx_.symbolizer().kernel();  // loaded before the events come
+        // Loaded here, before the events come: queries run in a thread of their own, which
+        // must find the table there (the session's hook loads it on first use otherwise).
+        if (needs_ksym || own_.query.find("ksymbol") != std::string::npos) ctx_.symbolizer().kernel();
         if (const filter::EvalHooks* h = ctx_.eval_hooks()) {
             cfg.ksymbol = h->ksymbol;  // the session's kernel table
             cfg.user = h->user;
