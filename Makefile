@@ -200,12 +200,12 @@ $(BUILD)/unit_tests: | $(HEAP_AGENT_TEST_DEPS)
 
 # sdt_notes_test reads the USDT notes of the usdt_app workload beside the test binary.
 $(BUILD)/unit_tests: | $(BUILD)/workloads/usdt_app
-# injector_test injects libinject_probe.so into inject_target.
-$(BUILD)/unit_tests: | $(BUILD)/workloads/inject_target $(BUILD)/workloads/libinject_probe.so
+# injector_test injects libinject_probe.so into inject_target (and tries sleeper, an executable).
 # heap_agent_unwind_test dlopens libcfi_callback.so and libcfi_fponly.so beside it.
-$(BUILD)/unit_tests: | $(BUILD)/workloads/libcfi_callback.so $(BUILD)/workloads/libcfi_fponly.so
-# agent_unusable_test runs these.
-$(BUILD)/unit_tests: | $(addprefix $(BUILD)/workloads/,leaks leaks_static own_malloc je_user)
+# agent_unusable_test runs leaks, leaks_static, own_malloc and je_user.
+UNIT_WORKLOADS := $(addprefix $(BUILD)/workloads/,inject_target libinject_probe.so sleeper libcfi_callback.so \
+                    libcfi_fponly.so leaks leaks_static own_malloc je_user)
+$(BUILD)/unit_tests: | $(UNIT_WORKLOADS)
 
 unit: $(BUILD)/unit_tests
 	$(BUILD)/unit_tests --gtest_brief=1
@@ -340,7 +340,7 @@ fuzz-build: $(FUZZ_BINS)
 # their own symbols (no malloc of their own, as nm sees them): the sanitizers' runtime is the shared
 # one, as gcc links it, not clang's default static copy.
 ASAN_RT_DIR := $(dir $(shell clang -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null))
-$(FUZZ_UNIT): | $(HEAP_AGENT_TEST_DEPS)
+$(FUZZ_UNIT): | $(HEAP_AGENT_TEST_DEPS) $(UNIT_WORKLOADS)
 $(FUZZ_UNIT): $(UNIT_SRCS:%.cpp=$(FUZZ)/obj/%.o) $(AGENT_UNIT_SRCS:%.c=$(FUZZ)/obj/%.o) $(FUZZ_LIB) | $(BUILD)/workloads/usdt_app \
                $(BUILD)/workloads/libcfi_callback.so $(BUILD)/workloads/libcfi_fponly.so
 	@echo "  LINK     $@"
