@@ -221,8 +221,8 @@ e2e: $(BIN) $(WORKLOADS)
 	PERF_PROF=$(abspath $(BIN)) WORKLOADS=$(abspath $(BUILD)/workloads) $(PYTEST) -q -rs tests/e2e
 
 # The builds use every core (CI calls a plain `make test`). The unit tests run once, under
-# ASan+UBSan (sanitize-quick; `make unit` runs the plain build's copy), in shards beside the
-# fuzz targets, one per core; the e2e tests, which measure the kernel, run one at a time.
+# ASan+UBSan (sanitize-quick; `make unit` runs the plain build's copy), in shards (two a core)
+# beside the fuzz targets; the e2e tests, which measure the kernel, run one at a time.
 JOBS ?= $(shell nproc)
 test: deps
 	@$(MAKE) --no-print-directory layers
@@ -341,8 +341,7 @@ fuzz-build: $(FUZZ_BINS)
 # one, as gcc links it, not clang's default static copy.
 ASAN_RT_DIR := $(dir $(shell clang -print-file-name=libclang_rt.asan-x86_64.so 2>/dev/null))
 $(FUZZ_UNIT): | $(HEAP_AGENT_TEST_DEPS) $(UNIT_WORKLOADS)
-$(FUZZ_UNIT): $(UNIT_SRCS:%.cpp=$(FUZZ)/obj/%.o) $(AGENT_UNIT_SRCS:%.c=$(FUZZ)/obj/%.o) $(FUZZ_LIB) | $(BUILD)/workloads/usdt_app \
-               $(BUILD)/workloads/libcfi_callback.so $(BUILD)/workloads/libcfi_fponly.so
+$(FUZZ_UNIT): $(UNIT_SRCS:%.cpp=$(FUZZ)/obj/%.o) $(AGENT_UNIT_SRCS:%.c=$(FUZZ)/obj/%.o) $(FUZZ_LIB) | $(BUILD)/workloads/usdt_app
 	@echo "  LINK     $@"
 	@ln -sfn ../workloads $(FUZZ)/workloads
 	@clang++ $(FUZZ_SAN) -shared-libasan -Wl,-rpath,$(ASAN_RT_DIR) -o $@ $(filter %.o,$^) $(FUZZ_LIB) \

@@ -1,8 +1,10 @@
 #include "sql/store.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <ctime>
 #include <map>
@@ -16,6 +18,36 @@ extern "C" {
 }
 
 namespace perfprof::sql {
+
+namespace {
+
+// --verify's file database: SPEC's name in the current directory, unlinked at once. The name is
+// created exclusively, so runs side by side in one directory take turns for it (each holds it
+// for microseconds) instead of opening one file and locking each other out.
+constexpr const char* kVerifyDb = "verify_temp.db";
+
+std::unique_ptr<Db> open_verify_db() {
+    for (int tries = 0;; ++tries) {
+        const int fd = ::open(kVerifyDb, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd >= 0) {
+            ::close(fd);
+            std::unique_ptr<Db> db;
+            try {
+                db = std::make_unique<Db>(kVerifyDb);
+            } catch (...) {
+                ::unlink(kVerifyDb);
+                throw;
+            }
+            ::unlink(kVerifyDb);
+            return db;
+        }
+        if (errno != EEXIST || tries == 2000)  // a second: a file of someone else's
+            throw Error::sys(errno, std::string("cannot create the verification database ") + kVerifyDb);
+        ::usleep(500);
+    }
+}
+
+}  // namespace
 
 Db::Db(const std::string& path) {
     const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | (path.empty() ? SQLITE_OPEN_MEMORY : 0);
@@ -77,8 +109,7 @@ Store::Store(StoreConfig cfg, std::vector<EventDef> events) : cfg_(std::move(cfg
     if (register_functions(db_->get(), &fns_) != SQLITE_OK) throw Error("cannot register the SQL functions");
     if (cfg_.verify) {
         std::fputs("Creating verification database: verify_temp.db\n", cfg_.out);
-        verify_ = std::make_unique<Db>("verify_temp.db");
-        ::unlink("verify_temp.db");
+        verify_ = open_verify_db();
         register_functions(verify_->get(), &fns_);
     }
     create_tables(*db_, true);
