@@ -37,6 +37,7 @@ constexpr Palette kPalettes[] = {
     {"unknown", 175, 175, 175, 25, 25, 25},   // grey: no mapping, no symbol
     {"fallback", 175, 140, 215, 30, 30, 25},  // lavender: [dso+0x…], a file without that symbol
     {"separator", 205, 205, 205, 0, 0, 0},    // light grey: "-" dividers, interval time frames
+    {"off-cpu", 60, 75, 165, 35, 40, 50},     // indigo: time off the CPU, and the stacks it was spent in
     // --colors palettes for every frame
     {"hot", 205, 0, 0, 50, 230, 55},
     {"mem", 0, 190, 50, 0, 60, 60},
@@ -49,7 +50,8 @@ constexpr Palette kPalettes[] = {
     {"purple", 190, 80, 190, 65, 60, 65},
     {"orange", 190, 90, 0, 65, 65, 0},
 };
-constexpr size_t kFirstOverride = 8;  // kPalettes[8..]: the --colors choices besides "kind"
+constexpr size_t kOffCpuPalette = 8;
+constexpr size_t kFirstOverride = 9;  // kPalettes[9..]: the --colors choices besides "kind"
 
 const Palette& palette_of(FrameKind k) {
     switch (k) {
@@ -67,6 +69,8 @@ const Palette& palette_of(FrameKind k) {
             return kPalettes[5];
         case FrameKind::Fallback:
             return kPalettes[6];
+        case FrameKind::OffCpu:
+            return kPalettes[kOffCpuPalette];
         case FrameKind::Separator:
             break;
     }
@@ -89,6 +93,8 @@ const char* kind_label(FrameKind k) {
             return "unknown";
         case FrameKind::Fallback:
             return "[dso+0x…] no symbol";
+        case FrameKind::OffCpu:
+            return "off-CPU";
         case FrameKind::Separator:
             break;
     }
@@ -175,6 +181,13 @@ public:
     }
     size_t size() const { return order_.size(); }
     size_t depth(size_t i) const { return stacks_.frames(order_[i]).size(); }
+    // Whether one of the i-th stack's first `d` frames is an off-CPU marker: its frame at depth
+    // d + 1 is off-CPU time.
+    bool off_cpu_below(size_t i, size_t d) const {
+        for (size_t k = 0; k < d; k++)
+            if (stacks_.kind(frame(i, k)) == FrameKind::OffCpu) return true;
+        return false;
+    }
     // The name id of the i-th stack's frame at depth d + 1 (d < depth(i)).
     uint32_t frame(size_t i, size_t d) const {
         const auto f = stacks_.frames(order_[i]);
@@ -196,6 +209,7 @@ struct Drawn {
     uint32_t depth;
     uint64_t start, count;
     uint32_t merged;  // siblings in a merge
+    bool off_cpu;     // above an off-CPU marker
 };
 
 // Calls `draw` with the frames at least `min_count` wide in pre-order, narrow siblings side by
@@ -211,11 +225,12 @@ void walk_frames(const TreeOrder& t, double min_count, Draw&& draw) {
         const Run n = todo.back();
         todo.pop_back();
         const uint32_t name = n.depth ? t.frame(n.begin, n.depth - 1) : kNone;
-        draw(Drawn{name, n.depth, t.before(n.begin), t.before(n.end) - t.before(n.begin), 0});
+        draw(Drawn{name, n.depth, t.before(n.begin), t.before(n.end) - t.before(n.begin), 0,
+                   n.depth > 1 && t.off_cpu_below(n.begin, n.depth - 1)});
         // Children in order: wide ones are drawn (their own children later), runs of narrow
         // ones become one merge frame if the run is wide enough.
         wide.clear();
-        Drawn run{kNone, n.depth + 1, 0, 0, 0};
+        Drawn run{kNone, n.depth + 1, 0, 0, 0, false};
         auto close_run = [&] {
             // A lone narrow frame is dropped: its parent still counts its samples.
             if (run.merged >= 2 && double(run.count) >= min_count) draw(run);
@@ -316,12 +331,12 @@ void append_heading(std::string& out, const FlameOptions& opt, uint64_t total, u
 }
 
 // The legend: the kinds present (by palette), in a fixed order.
-void append_legend(std::string& out, const bool (&present)[8]) {
+void append_legend(std::string& out, const bool (&present)[kFirstOverride]) {
     out += "<g id=\"legend\">";
     double x = kPad;
-    static constexpr FrameKind kOrder[] = {FrameKind::User,    FrameKind::Library, FrameKind::Kernel,
-                                           FrameKind::Jit,     FrameKind::Inlined, FrameKind::Unknown,
-                                           FrameKind::Fallback};
+    static constexpr FrameKind kOrder[] = {FrameKind::User,     FrameKind::Library, FrameKind::Kernel,
+                                           FrameKind::Jit,      FrameKind::Inlined, FrameKind::Unknown,
+                                           FrameKind::Fallback, FrameKind::OffCpu};
     for (FrameKind k : kOrder) {
         const Palette& p = palette_of(k);
         if (!present[&p - kPalettes]) continue;
@@ -364,6 +379,7 @@ void append_frame(std::string& out, const FrameLayout& l, const Drawn& d, std::s
         const uint32_t id = d.name;
         name = l.stacks.name(id);
         pal = l.override && l.stacks.kind(id) != FrameKind::Separator ? l.override
+              : d.off_cpu                                             ? &kPalettes[kOffCpuPalette]
                                                                       : &palette_of(l.stacks.kind(id));
     }
     const double x = kPad + double(d.start) * l.scale, w = double(d.count) * l.scale;
@@ -426,12 +442,13 @@ void render_flame_graph(const FoldedStacks& stacks, const FlameOptions& opt, con
     // Two walks: the first for the picture's height and legend, which come before the frames.
     uint32_t max_depth = 0;
     size_t frames = 0, merged = 0;
-    bool present[8] = {};  // kinds drawn, by palette
+    bool present[kFirstOverride] = {};  // kinds drawn, by palette
     walk_frames(tree, min_count, [&](const Drawn& d) {
         frames++;
         max_depth = std::max(max_depth, d.depth);
         merged += d.merged != 0;
-        if (d.name != kNone) present[&palette_of(stacks.kind(d.name)) - kPalettes] = true;
+        if (d.name != kNone)
+            present[d.off_cpu ? kOffCpuPalette : size_t(&palette_of(stacks.kind(d.name)) - kPalettes)] = true;
     });
     const double fh = opt.frame_height;
     const int height = int(kTop + (max_depth + 1) * fh + kBottom);

@@ -28,6 +28,7 @@ bool time_frame(std::string_view s) {
 FrameKind kind_of_name(std::string_view s) {
     if (s == "-" || s == "--" || time_frame(s)) return FrameKind::Separator;
     if (s == "[unknown]" || s == "Unknown") return FrameKind::Unknown;
+    if (s.starts_with("[off-cpu")) return FrameKind::OffCpu;
     if (s.size() > 2 && s.front() == '[' && s.back() == ']' && s.find("+0x") != std::string_view::npos)
         return FrameKind::Fallback;
     return FrameKind::User;

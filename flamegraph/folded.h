@@ -24,6 +24,8 @@ enum class FrameKind : char {
     Unknown = '?',    // no mapping, no symbol: "[unknown]", "Unknown"
     Fallback = 'f',   // perf-prof's "[dso+0x…]": mapped, but the file has no symbol there
     Separator = '-',  // "-" or "--": a kernel/user divider; also the interval date/time frames
+    OffCpu = 'o',     // "[off-cpu: S]": the root of a stack a task left the CPU with (profile
+                      // --off-cpu); the frames above it are drawn as off-CPU time too
 };
 
 class FoldedStacks {

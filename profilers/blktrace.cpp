@@ -11,6 +11,7 @@
 #include "block/block_device.h"
 #include "core/parse.h"
 #include "core/time.h"
+#include "event/tp_field.h"
 #include "filter/record_field.h"
 #include "output/event_line.h"
 #include "perf-prof/error.h"
@@ -80,7 +81,8 @@ public:
             ev.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
             ev.attr.pinned = 1;
             ev.filter = filter;
-            fields_[s] = {field(ev.tp, "dev"), field(ev.tp, "sector"), field(ev.tp, "nr_sector")};
+            fields_[s] = {event::tp_field(ev.tp, "dev", false), event::tp_field(ev.tp, "sector", false),
+                          event::tp_field(ev.tp, "nr_sector", false)};
             p.events.push_back(std::move(ev));
         }
         p.pages = 8;
@@ -117,11 +119,6 @@ private:
     struct Fields {
         filter::RecordField dev, sector, nr;
     };
-    static filter::RecordField field(tep_event* ev, const char* name) {
-        tep_format_field* f = tep_find_field(ev, name);
-        if (!f) throw Error(std::string("block:") + ev->name + " has no field " + name);
-        return {uint32_t(f->offset), uint32_t(f->size), false, true};
-    }
 
     void print(const Sample& s, const char* label) {
         line_.clear();

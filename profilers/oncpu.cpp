@@ -9,6 +9,7 @@
 
 #include "core/parse.h"
 #include "core/time.h"
+#include "event/tp_field.h"
 #include "filter/record_field.h"
 #include "filter/task_filter.h"
 #include "output/event_line.h"
@@ -61,11 +62,6 @@ TpField tp_field(tep_event* ev, const char* name) {
     return {uint32_t(f->offset), uint32_t(f->size), (f->flags & TEP_FIELD_IS_DYNAMIC) != 0};
 }
 
-filter::RecordField int_field(tep_event* ev, const char* name) {
-    TpField f = tp_field(ev, name);
-    return {f.off, f.size, true, true};
-}
-
 // A char[N] or __data_loc char[] field, up to its NUL.
 std::string_view str_field(const TpField& f, const Sample& s) {
     const auto* raw = static_cast<const char*>(s.raw);
@@ -105,14 +101,14 @@ public:
         ev.attr.pinned = 1;
         if (threads_) {
             comm_ = tp_field(ev.tp, "comm");
-            pid_ = int_field(ev.tp, "pid");
-            runtime_ = int_field(ev.tp, "runtime");
+            pid_ = event::tp_field(ev.tp, "pid");
+            runtime_ = event::tp_field(ev.tp, "runtime");
             runtime_.is_signed = false;
         } else {
             comm_ = tp_field(ev.tp, "prev_comm");
-            prev_pid_ = int_field(ev.tp, "prev_pid");
-            next_pid_ = int_field(ev.tp, "next_pid");
-            prev_prio_ = int_field(ev.tp, "prev_prio");
+            prev_pid_ = event::tp_field(ev.tp, "prev_pid");
+            next_pid_ = event::tp_field(ev.tp, "next_pid");
+            prev_prio_ = event::tp_field(ev.tp, "prev_prio");
         }
         if (opt.filter_given) ev.filter = opt.filter;
         if (use_prio_) {

@@ -11,6 +11,7 @@
 #include "core/format.h"
 #include "core/parse.h"
 #include "core/time.h"
+#include "event/tp_field.h"
 #include "filter/bpf_filter.h"
 #include "output/event_line.h"
 #include "perf-prof/error.h"
@@ -18,10 +19,12 @@
 #include "perf-prof/profiler.h"
 #include "perf/event_list.h"
 #include "perf/tsc.h"
+#include "sched/off_cpu.h"
 #include "stack/flame_graph.h"
 #include "stack/pprof_stacks.h"
 #include "stack/stack_outputs.h"
 #include "stack/stack_printer.h"
+#include "tep/tep.h"
 #include "unwind/call_graph.h"
 
 namespace perfprof {
@@ -35,6 +38,8 @@ struct ProfileOptions final : ProfilerOptions {
     // PMU filters: perf_event_attr exclude_* bits.
     bool exclude_user = false, exclude_kernel = false, exclude_guest = false, exclude_host = false;
     filter::EbpfFilters ebpf;
+    bool off_cpu = false;      // --off-cpu
+    uint64_t off_cpu_min = 0;  // --off-cpu-min TIME, ns
 };
 
 uint32_t u32(OptionValue v, const char* option) {
@@ -92,6 +97,15 @@ const OptionRow kOwnOptions[] = {
              [](ProfileOptions& o, OptionValue v) { o.ebpf.prio = core::parse_id_list(*v, "prio", 139); }),
     Own::row('F', "freq", "n", K::Value, false, G::Profiler, "samples per second on each CPU or thread",
              [](ProfileOptions& o, OptionValue v) { o.freq = core::parse_count(*v, "freq"); }),
+    Own::row(0, "off-cpu", "", K::Flag, false, G::Profiler,
+             "with -g: also count the time tasks spend off the CPU\n"
+             "(waiting, sleeping, preempted), each wait with the\n"
+             "stack it left with, under an [off-cpu: STATE] frame,\n"
+             "in units of 1/F s: a wall-clock profile",
+             [](ProfileOptions& o, OptionValue v) { o.off_cpu = flag_value(v); }),
+    Own::row(0, "off-cpu-min", "TIME", K::Value, false, G::Profiler,
+             "with --off-cpu: leave out waits shorter than TIME\n(e.g. 100us)",
+             [](ProfileOptions& o, OptionValue v) { o.off_cpu_min = core::parse_time_ns(*v); }),
     Own::row(0, "than", "PCT", K::Value, false, G::Profiler,
              "print only CPUs/threads busier than PCT percent\n"
              "of each second",
@@ -149,6 +163,13 @@ public:
         if (own.exclude_guest && own.exclude_host)
             throw Error::usage("profile: --exclude-guest and --exclude-host leave nothing to sample");
         check_ebpf_filters(own.ebpf);
+        if (own.off_cpu_min && !own.off_cpu) throw Error::usage("profile: --off-cpu-min needs --off-cpu");
+        if (own.off_cpu && !opt.call_graph)
+            throw Error::usage(
+                "profile: --off-cpu needs -g: an off-CPU sample is the stack a task left the CPU with",
+                "add -g (or --call-graph dwarf)");
+        if (own.off_cpu && ctx_.forwarding())
+            throw Error::usage("profile: --off-cpu cannot run nested in another profiler");
         freq_ = own.freq;
         if (own.than) min_count_ = (freq_ * static_cast<uint64_t>(*own.than) + 99) / 100;
 
@@ -205,7 +226,11 @@ public:
                               .stacks = opt.call_graph,
                               .kernel = stack_kernel,
                               .user = stack_user,
-                              .pprof_kind = {"samples", "count", int64_t(1'000'000'000 / freq_)}})
+                              .pprof_kind = {.type = "samples",
+                                             .unit = "count",
+                                             .cpu_period_ns = int64_t(1'000'000'000 / freq_),
+                                             .period_name = own.off_cpu ? "wall" : "cpu",
+                                             .tag_key = own.off_cpu ? "off_cpu" : nullptr}})
             .move_to(printer_, flame_, pprof_);
         // eBPF filters: loaded before any event opens, so a refusal stops the run (SPEC §1.9).
         if (own.ebpf.any()) {
@@ -214,6 +239,7 @@ public:
         }
         EventPlan p;
         p.events.push_back(std::move(ev));
+        if (own.off_cpu) plan_off_cpu(p, own, stack_kernel, stack_user);
         // SPEC says 2 pages (x2 with -g); at 1000 Hz with stacks that is ~20 samples a ring,
         // lost on any delay. 8 and 32 pages per CPU cost little.
         p.pages = opt.call_graph ? 32 : 8;
@@ -250,6 +276,14 @@ public:
     }
 
     void sample(const Sample& s) noexcept override {
+        last_time_ = std::max(last_time_, s.time);
+        if (off_) {
+            if (s.event_index == kSwitchEvent) {
+                off_->switched_out(s, uint64_t(prev_state_.read_or(s.raw, s.raw_size, 0)));
+                return;
+            }
+            off_->ran(s.tid, s.time);
+        }
         const size_t inst = s.instance < 0 ? 0 : static_cast<size_t>(s.instance);
         if (inst >= state_.size()) state_.resize(inst + 1);
         Instance& st = state_[inst];
@@ -269,7 +303,21 @@ public:
         interval_start_ = core::realtime_now_ns();
     }
 
+    void context_switch(const ContextSwitch& c) noexcept override {
+        last_time_ = std::max(last_time_, c.time);
+        if (off_ && !c.out) off_->switched_in(c.tid, c.time);
+    }
+
+    void lost(const LostRange&) noexcept override {
+        if (off_) off_->clear();  // a wait's end (or start) may be among the lost records
+    }
+
     void finish() override {
+        if (off_) {
+            // Waits still open end now: the time they lasted so far is time off the CPU.
+            const uint64_t now = ctx_.now();
+            off_->finish(now ? now : last_time_);
+        }
         if (flame_) {
             const bool prefix = lines_ && ctx_.options().interval_ms;
             flame_->finish(prefix ? stack::interval_prefix(interval_start_) : "");
@@ -278,6 +326,59 @@ public:
     }
 
 private:
+    static constexpr int kSwitchEvent = 1;
+
+    // --off-cpu: sched_switch samples the stack each task leaves the CPU with (filtered to
+    // leave out the idle task), and its switch records say when the task came back.
+    void plan_off_cpu(EventPlan& p, const ProfileOptions& own, bool kernel, bool user) {
+        const Options& opt = ctx_.options();
+        tep_event* tp = ctx_.tep().event("sched", "sched_switch");
+        prev_state_ = event::tp_field(tp, "prev_state");
+        EventSpec e;
+        e.sys = "sched";
+        e.name = "sched_switch";
+        e.tp = tp;
+        e.attr.type = PERF_TYPE_TRACEPOINT;
+        e.attr.config = uint64_t(tp->id);
+        e.attr.sample_period = 1;
+        // The sample_id trailer of every record of the ring is laid out by the first event's
+        // sample_type: TID, TIME and CPU here too.
+        e.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+        e.attr.context_switch = 1;
+        e.filter = "prev_pid != 0";
+        unwind::request_stacks(e.attr, kernel, user, opt.dwarf_stack);
+        p.events.push_back(std::move(e));
+        p.order = true;  // a task leaves one CPU and comes back on another
+        off_ = std::make_unique<sched::OffCpu>(
+            sched::OffCpu::Config{.min_ns = own.off_cpu_min, .period_ns = 1'000'000'000 / freq_},
+            [this](const sched::OffCpu::Wait& w) { count_wait(w); });
+    }
+
+    // One finished wait, weighted in sampling periods: into the stack outputs, or printed.
+    void count_wait(const sched::OffCpu::Wait& w) {
+        std::string_view comm = ctx_.comm(w.pid);
+        if (comm == "<...>") comm = {};
+        if (flame_ || pprof_) {
+            if (!w.units) return;
+            if (flame_) {
+                root_.assign(comm);
+                if (!comm.empty()) root_ += ';';
+                ((root_ += "[off-cpu: ") += w.state) += ']';
+                flame_->add_callchain(w.chain.data(), w.chain.size(), w.pid, root_, w.units);
+            }
+            if (pprof_) pprof_->add_callchain(w.chain.data(), w.chain.size(), w.pid, comm, w.units, w.state);
+            return;
+        }
+        if (!lines_) return;
+        line_.clear();
+        output::append_line_head(ctx_, w.start, w.tid, w.cpu, {}, 0, line_, {});
+        ((line_ += "profile: off-cpu ") += w.state) += ' ';
+        core::append_fixed3(line_, double(w.ns) / 1e6, 0);
+        line_ += " ms\n";
+        printer_->print(w.chain.data(), w.chain.size(), w.pid, line_);
+        std::fwrite(line_.data(), 1, line_.size(), ctx_.out());
+    }
+
     struct Instance {
         uint64_t last_value = 0;
         uint64_t window_start = 0;  // perf time of the current 1-second window's first sample
@@ -322,6 +423,10 @@ private:
     std::unique_ptr<stack::PprofStacks> pprof_;
     std::unique_ptr<filter::BpfFilter> bpf_;  // outlives the events it is attached to
     bool lines_ = true;                       // per-sample lines (all but the flame-graph-only mode)
+    std::unique_ptr<sched::OffCpu> off_;      // --off-cpu
+    filter::RecordField prev_state_;
+    uint64_t last_time_ = 0;  // the newest event time seen: the end of the run if the clock cannot say
+    std::string root_;        // count_wait()'s buffer
     int64_t interval_start_ = 0;
 };
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/time.h"
+#include "event/tp_field.h"
 #include "filter/record_field.h"
 #include "output/event_line.h"
 #include "perf-prof/error.h"
@@ -38,12 +39,6 @@ const OptionRow kOwnOptions[] = {
              }),
 };
 
-filter::RecordField int_field(tep_event* ev, const char* name) {
-    tep_format_field* f = tep_find_field(ev, name);
-    if (!f) throw Error(std::string("sched:") + ev->name + " has no field " + name);
-    return {uint32_t(f->offset), uint32_t(f->size), true, true};
-}
-
 class SchedMigrate final : public Profiler {
 public:
     explicit SchedMigrate(Context& ctx) : ctx_(ctx), own_(ctx.options().own_as<MigrateOptions>()) {}
@@ -60,8 +55,8 @@ public:
         ev.attr.sample_period = 1;
         ev.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
         ev.attr.pinned = 1;
-        orig_ = int_field(ev.tp, "orig_cpu");
-        dest_ = int_field(ev.tp, "dest_cpu");
+        orig_ = event::tp_field(ev.tp, "orig_cpu");
+        dest_ = event::tp_field(ev.tp, "dest_cpu");
         if (opt.filter_given) ev.filter = opt.filter;
         const bool kernel = opt.kernel_callchain.value_or(true), user = opt.user_callchain.value_or(false);
         if (opt.call_graph) {

@@ -12,6 +12,7 @@
 #include "core/format.h"
 #include "core/parse.h"
 #include "core/time.h"
+#include "event/tp_field.h"
 #include "filter/record_field.h"
 #include "filter/task_filter.h"
 #include "output/event_line.h"
@@ -63,13 +64,6 @@ const OptionRow kOwnOptions[] = {
 
 using sched::Role;
 
-// pids and prev_state (a long) are signed whatever the format says.
-filter::RecordField field_of(tep_event* ev, const char* name) {
-    tep_format_field* f = tep_find_field(ev, name);
-    if (!f) throw Error(std::string("sched:") + ev->name + " has no field " + name);
-    return {uint32_t(f->offset), uint32_t(f->size), true, true};
-}
-
 class TaskStateProfiler final : public Profiler, public sched::Sink {
 public:
     explicit TaskStateProfiler(Context& ctx) : ctx_(ctx) {}
@@ -92,8 +86,8 @@ public:
         tep::Tep& tep = ctx_.tep();
         tep_event* sw = tep.event("sched", "sched_switch");
         tep_event* wk = tep.event("sched", "sched_wakeup");
-        fields_ = {field_of(sw, "prev_pid"), field_of(sw, "prev_state"), field_of(sw, "next_pid"),
-                   field_of(wk, "pid")};
+        fields_ = {event::tp_field(sw, "prev_pid"), event::tp_field(sw, "prev_state"),
+                   event::tp_field(sw, "next_pid"), event::tp_field(wk, "pid")};
 
         // The events of the mode (SPEC §4.4.2), each selecting the tasks by kernel filter.
         EventPlan p;

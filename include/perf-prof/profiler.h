@@ -97,6 +97,9 @@ public:
     virtual void wall(uint64_t perf_time, std::string& out) = 0;  // appends WALL(ev), 26 characters
     // WALL(ev) as CLOCK_REALTIME ns: ages on the wall clock (kmemleak --than).
     virtual int64_t realtime(uint64_t perf_time) = 0;
+    // The current time in event time (what Sample::time says now), 0 when the session's
+    // clock cannot tell: intervals still open at exit end here.
+    virtual uint64_t now() { return 0; }
     virtual FILE* out() = 0;                            // stdout, or the -o file
     virtual const filter::EvalHooks* eval_hooks() = 0;  // comm_get, syscall_name, ... for EXPRs
     // The threads the session is attached to (-p, -t, a workload), ascending; empty on CPUs.
@@ -146,10 +149,13 @@ public:
     // Prints a sample of this profiler's own events for a parent it is nested in (SPEC §2.8).
     virtual void print_event(const Sample& s) noexcept { (void)s; }
     virtual void lost(const LostRange&) noexcept {}  // drop pairing state in that window
-    virtual void interval() {}                       // every -i ms
-    virtual void finish() {}                         // flush every output, also on SIGINT
-    virtual void sigusr1() {}                        // SIGUSR1: the profiler's own statistics
-    virtual void tick() {}                           // every EventPlan::tick_ms
+    // A context switch of a watched task, for plans with an event opened with
+    // attr.context_switch; delivered in the samples' order (hot path).
+    virtual void context_switch(const ContextSwitch&) noexcept {}
+    virtual void interval() {}  // every -i ms
+    virtual void finish() {}    // flush every output, also on SIGINT
+    virtual void sigusr1() {}   // SIGUSR1: the profiler's own statistics
+    virtual void tick() {}      // every EventPlan::tick_ms
     // A system_wide plan following tasks: for each planned event, the kernel filter that
     // selects just the tasks `tids` (ascending), or "" where the event needs no copy for them.
     virtual std::vector<std::string> filters_for(const std::vector<int>& tids) {

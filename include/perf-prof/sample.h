@@ -17,16 +17,16 @@ inline constexpr uint64_t kChainTruncated = static_cast<uint64_t>(-513);  // PER
 // One PERF_RECORD_SAMPLE, decoded by offsets computed once per event. Pointers refer into
 // the ring buffer (or its wrap copy) and are valid only during Profiler::sample().
 struct Sample {
-    const EventSpec* event = nullptr;     // which planned event produced it
-    int event_index = -1;                 // index of `event` in the plan
-    int instance = -1;                    // ring-buffer instance: CPU index or thread index
-    uint64_t ip = 0;                      // PERF_SAMPLE_IP
-    uint32_t pid = 0, tid = 0;            // PERF_SAMPLE_TID
-    uint64_t time = 0;                    // PERF_SAMPLE_TIME, perf clock ns
-    uint64_t addr = 0;                    // PERF_SAMPLE_ADDR
-    uint64_t id = 0;                      // PERF_SAMPLE_ID
-    uint32_t cpu = UINT32_MAX;            // PERF_SAMPLE_CPU, UINT32_MAX = unknown
-    uint64_t period = 0;                  // PERF_SAMPLE_PERIOD
+    const EventSpec* event = nullptr;  // which planned event produced it
+    int event_index = -1;              // index of `event` in the plan
+    int instance = -1;                 // ring-buffer instance: CPU index or thread index
+    uint64_t ip = 0;                   // PERF_SAMPLE_IP
+    uint32_t pid = 0, tid = 0;         // PERF_SAMPLE_TID
+    uint64_t time = 0;                 // PERF_SAMPLE_TIME, perf clock ns
+    uint64_t addr = 0;                 // PERF_SAMPLE_ADDR
+    uint64_t id = 0;                   // PERF_SAMPLE_ID
+    uint32_t cpu = UINT32_MAX;         // PERF_SAMPLE_CPU, UINT32_MAX = unknown
+    uint64_t period = 0;               // PERF_SAMPLE_PERIOD
     // PERF_SAMPLE_READ: the words as the event's read_format lays them out (read them with
     // perfprof::ReadValues, perf-prof/read_values.h); read_value is the first counter value.
     const uint64_t* read = nullptr;
@@ -52,6 +52,17 @@ struct Sample {
     // Set by a parent printing the sample under a title (multi-trace --detail, SPEC §4.6.7):
     // the line head shows it, padded to WALL's 26 columns, instead of WALL(ev).
     std::string_view title;
+};
+
+// A PERF_RECORD_SWITCH or PERF_RECORD_SWITCH_CPU_WIDE of an event planned with
+// attr.context_switch: task `tid` left the CPU (`out`) or came onto it, at `time`.
+struct ContextSwitch {
+    uint32_t pid = 0, tid = 0;  // the task switched in or out (the record's sample_id)
+    uint64_t time = 0;          // converted like Sample::time
+    uint32_t cpu = UINT32_MAX;
+    bool out = false;        // PERF_RECORD_MISC_SWITCH_OUT
+    bool preempted = false;  // switched out while runnable (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT)
+    int instance = -1;
 };
 
 // A PERF_RECORD_LOST: `count` records dropped on one ring between `start` and `end`

@@ -43,6 +43,7 @@ public:
     virtual tep::Tep& tep() = 0;
     virtual std::string_view comm(uint32_t tid) = 0;
     virtual int64_t realtime(uint64_t time) const = 0;  // of an event time as profilers see it
+    virtual uint64_t now() const = 0;                   // the current event time (Context::now)
     virtual const filter::EvalHooks* eval_hooks() const = 0;
     virtual const std::vector<int>& threads() const = 0;  // attached tasks, ascending
     virtual int cpu_count() const = 0;
@@ -65,6 +66,7 @@ struct Device final : Context {
     std::string_view comm(uint32_t tid) override { return services.comm(tid); }
     void wall(uint64_t t, std::string& out) override { core::append_wall(services.realtime(t), out); }
     int64_t realtime(uint64_t t) override { return services.realtime(t); }
+    uint64_t now() override { return services.now(); }
     FILE* out() override { return stdout; }
     const filter::EvalHooks* eval_hooks() override { return services.eval_hooks(); }
     sym::Symbolizer& symbolizer() override { return services.symbolizer(); }
@@ -105,9 +107,9 @@ struct Device final : Context {
     bool per_thread = false;   // one event per task
     bool ring_per_cpu = true;  // rings per CPU (whole CPUs, or tasks with inherit)
     std::vector<std::vector<perf_evsel*>>
-        evsels;                               // per planned event: its evsels (x cgroups, + followed tasks)
+        evsels;  // per planned event: its evsels (x cgroups, + followed tasks)
     std::vector<std::vector<int>> cpu_instances;  // per planned event: evsel cpu index -> instance
-    std::unordered_map<uint64_t, int> ids;    // sample id -> planned event (hot path)
+    std::unordered_map<uint64_t, int> ids;        // sample id -> planned event (hot path)
     bool need_ids = false;
     std::vector<std::unique_ptr<filter::Program>> user_filters;  // per event, null = none
     std::vector<size_t> rings;

@@ -112,7 +112,8 @@ uint64_t Dispatcher::record_time(const Device& d, const perf_event_header& h) co
 // Every record read from a ring passes here: lost records are accounted at once; samples
 // go to the Orderer or straight to delivery.
 void Dispatcher::read_record(Ring& r, const perf_event_header& h) {
-    if (h.type == PERF_RECORD_SAMPLE) {
+    if (h.type == PERF_RECORD_SAMPLE || h.type == PERF_RECORD_SWITCH ||
+        h.type == PERF_RECORD_SWITCH_CPU_WIDE) {
         const uint64_t t = record_time(*r.dev, h);
         if (t) r.last_time = t;
         if (orderer_)
@@ -181,6 +182,10 @@ void Dispatcher::deliver(Ring& r, const perf_event_header& h, uint64_t time) {
     Device& d = *r.dev;
     if (d.closed || halted()) return;
     if (time < cutoff_) return;
+    if (h.type != PERF_RECORD_SAMPLE) {
+        deliver_switch(r, h, time);
+        return;
+    }
     int e = d.need_ids ? d.event_of(sample_identifier(h)) : 0;
     if (e < 0) return;
     const EventSpec& spec = d.plan.events[size_t(e)];
@@ -215,6 +220,22 @@ void Dispatcher::deliver(Ring& r, const perf_event_header& h, uint64_t time) {
     d.profiler->sample(s);
     // Counted always: the SIGUSR2 dump shows it.
     if (++d.samples >= d.opt.exit_n && d.opt.exit_n) close_device(d);
+}
+
+// Switch records go to the profiler that asked for them (a nested one's parent does not pair them).
+void Dispatcher::deliver_switch(Ring& r, const perf_event_header& h, uint64_t time) {
+    Device& d = *r.dev;
+    SampleId id;
+    if (d.parent || !decode_sample_id(h, d.sample_type, id)) return;
+    ContextSwitch c;
+    c.pid = id.pid;
+    c.tid = id.tid;
+    c.time = clock_.convert(time);
+    c.cpu = id.cpu != UINT32_MAX || r.cpu < 0 ? id.cpu : uint32_t(r.cpu);
+    c.out = h.misc & PERF_RECORD_MISC_SWITCH_OUT;
+    c.preempted = h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT;
+    c.instance = r.instance;
+    d.profiler->context_switch(c);
 }
 
 void Dispatcher::close_device(Device& d) {

@@ -47,6 +47,7 @@ private:
     void account_lost(Ring& r, const perf_event_header& h);
     void deliver(Ring& r, const perf_event_header& h, uint64_t time);
     void deliver_lost(Ring& r, const LostRange& l);
+    void deliver_switch(Ring& r, const perf_event_header& h, uint64_t time);
     void flush_ordered(bool all);
     uint64_t record_time(const Device& d, const perf_event_header& h) const;
     void close_device(Device& d);

@@ -71,6 +71,12 @@ int64_t Session::realtime(uint64_t time) const {
     return clock_->realtime(time);
 }
 
+uint64_t Session::now() const {
+    if (!clock_ || !clock_->calibrated()) return 0;
+    const uint64_t raw = clock_->raw_from_monotonic(core::monotonic_now_ns());
+    return raw ? clock_->convert(raw) : 0;
+}
+
 const std::vector<int>& Session::threads() const {
     static const std::vector<int> none;
     return opener_ ? opener_->tids() : none;

@@ -41,6 +41,7 @@ public:
     tep::Tep& tep() override;
     std::string_view comm(uint32_t tid) override;
     int64_t realtime(uint64_t time) const override;
+    uint64_t now() const override;
     const filter::EvalHooks* eval_hooks() const override { return &hooks_; }
     const std::vector<int>& threads() const override;
     int cpu_count() const override;

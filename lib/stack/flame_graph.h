@@ -42,8 +42,8 @@ public:
     // or the line-per-frame text.
     void add(const std::string& stack, uint64_t n = 1);
     // Counts a sampled call chain under `root` (the process name; empty: no root frame), in
-    // the form this output takes, symbolized through the printer later.
-    void add_callchain(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view root);
+    // the form this output takes, symbolized through the printer later; `n` times (a weight).
+    void add_callchain(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view root, uint64_t n = 1);
     // Symbolizes every pending chain into its folded stack.
     void fold_pending();
     bool pending(uint32_t pid) const { return pending_.holds(pid); }

@@ -42,8 +42,8 @@ output::PprofBuilder builder_for(const PprofStacks::Kind& kind) {
     using VT = output::PprofBuilder::ValueType;
     if (!kind.values.empty()) return output::PprofBuilder(kind.values, kind.period_type, kind.period);
     if (kind.cpu_period_ns > 0)
-        return output::PprofBuilder({{kind.type, kind.unit}, {"cpu", "nanoseconds"}},
-                                    VT{"cpu", "nanoseconds"}, kind.cpu_period_ns);
+        return output::PprofBuilder({{kind.type, kind.unit}, {kind.period_name, "nanoseconds"}},
+                                    VT{kind.period_name, "nanoseconds"}, kind.cpu_period_ns);
     return output::PprofBuilder({{kind.type, kind.unit}}, VT{kind.type, kind.unit}, 1);
 }
 
@@ -76,6 +76,7 @@ PprofStacks::PprofStacks(Printer& printer, Kind kind)
     start_monotonic_ = core::monotonic_now_ns();
     pid_key_ = profile_.string_id("pid");
     comm_key_ = profile_.string_id("comm");
+    if (kind_.tag_key) tag_key_ = profile_.string_id(kind_.tag_key);
     symbols_.add_observer(this);
 }
 
@@ -94,8 +95,16 @@ void PprofStacks::before_forget(uint32_t tgid) {
     if (pending_.holds(tgid)) symbolize_pending();
 }
 
-void PprofStacks::add_callchain(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm) {
-    if (pending_.add(printer_, ips, nr, pid, comm)) symbolize_pending();
+void PprofStacks::add_callchain(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm,
+                                uint64_t n, std::string_view tag) {
+    std::string_view root = comm;
+    if (!tag.empty() && tag_key_) {
+        // Pending under "comm\0tag": a NUL is in no task name.
+        root_.assign(comm);
+        (root_ += '\0') += tag;
+        root = root_;
+    }
+    if (pending_.add(printer_, ips, nr, pid, root, n)) symbolize_pending();
 }
 
 bool PprofStacks::locate(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm) {
@@ -117,10 +126,15 @@ bool PprofStacks::locate(const uint64_t* ips, uint64_t nr, uint32_t pid, std::st
 }
 
 void PprofStacks::symbolize_pending() {
-    pending_.drain([&](uint32_t pid, std::string_view comm, std::span<const uint64_t> ips, uint64_t n) {
+    pending_.drain([&](uint32_t pid, std::string_view root, std::span<const uint64_t> ips, uint64_t n) {
+        const size_t nul = root.find('\0');
+        const std::string_view comm = root.substr(0, nul);
+        const std::string_view tag =
+            nul == std::string_view::npos ? std::string_view() : root.substr(nul + 1);
         if (!locate(ips.data(), ips.size(), pid, comm)) return;
         const int64_t values[2] = {int64_t(n), int64_t(n) * kind_.cpu_period_ns};
-        profile_.sample(location_ids_, std::span(values, profile_.sample_types()), sample_labels(comm));
+        profile_.sample(location_ids_, std::span(values, profile_.sample_types()),
+                        tag.empty() ? sample_labels(comm) : tagged_labels(comm, tag));
     });
 }
 
@@ -181,6 +195,17 @@ uint64_t PprofStacks::location_of(const Printer::ChainFrame& f, uint32_t pid, bo
 
 std::span<const output::PprofBuilder::Label> PprofStacks::sample_labels(std::string_view comm) const {
     return std::span(labels_.data(), labels_.size() - (comm.empty() ? 1 : 0));
+}
+
+std::span<const output::PprofBuilder::Label> PprofStacks::tagged_labels(std::string_view comm,
+                                                                        std::string_view tag) {
+    const auto base = sample_labels(comm);
+    tagged_.assign(base.begin(), base.end());
+    output::PprofBuilder::Label l;
+    l.key = tag_key_;
+    l.str = profile_.string_id(tag);
+    tagged_.insert(comm.empty() ? tagged_.end() : tagged_.end() - 1, l);
+    return tagged_;
 }
 
 std::string PprofStacks::gzipped() {

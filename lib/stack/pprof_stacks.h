@@ -34,6 +34,10 @@ public:
         const char* type = "samples";
         const char* unit = "count";
         int64_t cpu_period_ns = 0;
+        // The name of that time: "cpu", or "wall" when off-CPU waits are counted too.
+        const char* period_name = "cpu";
+        // The key of add_callchain()'s tag label ("off_cpu"); null: no tags.
+        const char* tag_key = nullptr;
         // Several values per sample instead (a heap profile: alloc_objects, alloc_space, ...),
         // given with add_values(); then the profile's period is `period` of `period_type`.
         std::vector<output::PprofBuilder::ValueType> values = {};
@@ -66,9 +70,11 @@ public:
     PprofStacks(const PprofStacks&) = delete;
     PprofStacks& operator=(const PprofStacks&) = delete;
 
-    // Counts one sampled chain of process `pid` named `comm` ("" when unknown). Hot path: no
-    // allocation but the map entry of a chain not seen before.
-    void add_callchain(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm);
+    // Counts one sampled chain of process `pid` named `comm` ("" when unknown), `n` times, with
+    // Kind::tag_key's label set to `tag` when not empty. Hot path: no allocation but the map
+    // entry of a chain not seen before.
+    void add_callchain(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm, uint64_t n = 1,
+                       std::string_view tag = {});
     // Adds one sample of `values` (one per Kind::values) for a chain, symbolized now.
     void add_values(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm,
                     std::span<const int64_t> values);
@@ -92,6 +98,8 @@ private:
     uint64_t location_of(const Printer::ChainFrame& f, uint32_t pid, bool return_address);
     // pid, label()'s, then comm (unless empty).
     std::span<const output::PprofBuilder::Label> sample_labels(std::string_view comm) const;
+    // The same, with the tag label (unless empty) before comm.
+    std::span<const output::PprofBuilder::Label> tagged_labels(std::string_view comm, std::string_view tag);
     sym::DwarfNames* dwarf_of(const sym::Object& obj);
 
     std::string path_;
@@ -111,7 +119,9 @@ private:
     std::vector<Printer::ChainFrame> frames_;
     std::vector<uint64_t> location_ids_;
     std::vector<output::PprofBuilder::Label> labels_;  // pid, label()'s, comm (last)
-    std::string name_, file_, loc_key_;
+    std::vector<output::PprofBuilder::Label> tagged_;  // tagged_labels()' buffer
+    uint64_t tag_key_ = 0;
+    std::string name_, file_, loc_key_, root_;
 };
 
 }  // namespace perfprof::stack

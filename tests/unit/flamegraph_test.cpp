@@ -282,3 +282,37 @@ TEST(FlameSvg, PalettesAreKnown) {
     EXPECT_FALSE(valid_palette("user"));  // a kind's colours, not a --colors choice
     EXPECT_FALSE(valid_palette(""));
 }
+
+TEST(FlameSvg, OffCpuStacksAreColouredApart) {
+    FoldedStacks s;
+    parse_folded("p;[off-cpu: S];main;nap 5\np;main;spin 5\n", s);
+    EXPECT_EQ(s.kind(s.frames(0)[1]), FrameKind::OffCpu);
+    const std::string svg = render_flame_graph(s, FlameOptions{});
+    // name -> fills, in document order.
+    std::vector<std::pair<std::string, std::string>> fills;
+    static const std::regex g(R"re(<title>(.*?) \([^<]*</title><rect[^>]* fill="#([0-9a-f]{6})")re");
+    for (auto it = std::sregex_iterator(svg.begin(), svg.end(), g); it != std::sregex_iterator(); ++it)
+        fills.emplace_back((*it)[1].str(), (*it)[2].str());
+    auto rgb = [](const std::string& hex, int i) { return std::stoi(hex.substr(size_t(2 * i), 2), nullptr, 16); };
+    int off_main = 0, on_main = 0;
+    for (const auto& [name, hex] : fills) {
+        const bool off = name == "[off-cpu: S]" || name == "nap";
+        if (off) {
+            EXPECT_TRUE(rgb(hex, 2) > rgb(hex, 0) + 60 && rgb(hex, 2) > rgb(hex, 1) + 40) << name << " #" << hex;
+        }
+        if (name == "spin") {
+            EXPECT_GT(rgb(hex, 0), rgb(hex, 2)) << "#" << hex;  // warm: the program's own code
+        }
+        if (name == "main") {
+            // One main above the marker (off-CPU), one on the CPU: drawn apart.
+            if (rgb(hex, 2) > rgb(hex, 0))
+                off_main++;
+            else
+                on_main++;
+        }
+    }
+    EXPECT_EQ(off_main, 1);
+    EXPECT_EQ(on_main, 1);
+    EXPECT_NE(svg.find(">off-CPU</text>"), std::string::npos);  // in the legend
+    EXPECT_FALSE(valid_palette("off-cpu"));                      // a kind's colours, not a --colors choice
+}

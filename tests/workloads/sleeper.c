@@ -20,25 +20,9 @@
 
 static const char* const kUsage = "sleeper N SLEEP_MS PAUSE_MS [go]";
 
-/* clock_nanosleep from nap itself: a libc wrapper, built without frame pointers, would hide
- * nap from a frame-pointer unwinder (the user stack would start in libc, then sleep_loop). */
-static long sleep_call(struct timespec* ts) {
-#if defined(__x86_64__)
-    long ret;
-    register long rem __asm__("r10") = (long)ts;
-    __asm__ volatile("syscall"
-                     : "=a"(ret)
-                     : "a"((long)SYS_clock_nanosleep), "D"((long)CLOCK_MONOTONIC), "S"(0L), "d"(ts), "r"(rem)
-                     : "rcx", "r11", "memory");
-    return ret == -EINTR ? EINTR : 0;
-#else
-    return clock_nanosleep(CLOCK_MONOTONIC, 0, ts, ts);
-#endif
-}
-
 __attribute__((noinline)) void nap(long ms) {
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    while (sleep_call(&ts) == EINTR) {
+    while (raw_nanosleep(&ts) == EINTR) {
     }
     __asm__ volatile("" ::: "memory");  // not a tail call: nap stays on the stack
 }

@@ -1,0 +1,135 @@
+#include "sched/off_cpu.h"
+
+namespace perfprof::sched {
+
+namespace {
+
+// Tasks not seen for this long lose their entry (a machine-wide run meets many short-lived
+// threads); looked for at most once per this period of event time, and only past kManyTasks.
+constexpr uint64_t kStaleNs = 10'000'000'000ull;
+constexpr size_t kManyTasks = 4096;
+
+}  // namespace
+
+const char* off_cpu_state(uint64_t prev_state) {
+    // sched_switch reports TASK_REPORT_MAX (0x100) for a preempted task, the state index bit
+    // otherwise (6.x); older kernels gave 0 for preempted and TASK_WAKEKILL-ed D as 0x82.
+    if (prev_state & 0x100) return "R";
+    switch (prev_state & 0xff) {
+        case 0:
+            return "R";
+        case 1:
+            return "S";
+        case 2:
+        case 0x82:
+            return "D";
+        case 4:
+            return "T";
+        case 8:
+            return "t";
+        case 0x10:  // EXIT_DEAD
+        case 0x20:  // EXIT_ZOMBIE
+            return nullptr;
+        case 0x40:
+            return "P";
+        case 0x80:
+            return "I";
+        default:
+            return "?";
+    }
+}
+
+void OffCpu::switched_out(const Sample& s, uint64_t prev_state) {
+    if (s.tid == 0) return;  // the idle task: idle is not off-CPU
+    auto [it, fresh] = tasks_.try_emplace(s.tid);
+    Task& t = it->second;
+    if (t.open) {
+        // Out again without coming back: its switch-in was lost. It ran at most until now.
+        ++missing_;
+        end(s.tid, t, s.time);
+    }
+    t.pid = s.pid;
+    t.cpu = s.cpu;
+    t.last = s.time;
+    const char* state = off_cpu_state(prev_state);
+    if (!state) {
+        // Leaving for good: nothing to wait for, and the entry is of no further use.
+        tasks_.erase(it);
+        return;
+    }
+    t.open = true;
+    ++open_;
+    t.state = state;
+    t.start = s.time;
+    t.chain.assign(s.callchain, s.callchain + (s.callchain ? s.callchain_nr : 0));
+    if (fresh && tasks_.size() > kManyTasks && s.time - last_sweep_ > kStaleNs) sweep(s.time);
+}
+
+void OffCpu::switched_in(uint32_t tid, uint64_t time) {
+    auto it = tasks_.find(tid);
+    if (it == tasks_.end()) return;  // never seen leaving (off CPU since before the run)
+    it->second.last = time;
+    if (it->second.open) end(tid, it->second, time);
+}
+
+void OffCpu::ran(uint32_t tid, uint64_t time) {
+    auto it = tasks_.find(tid);
+    if (it == tasks_.end() || !it->second.open) return;
+    Task& t = it->second;
+    // A sample older than the switch-out (delivered out of order) says nothing of this wait.
+    if (time <= t.start) return;
+    ++missing_;
+    t.last = time;
+    end(tid, t, time);
+}
+
+void OffCpu::end(uint32_t tid, Task& t, uint64_t time) {
+    t.open = false;
+    --open_;
+    const uint64_t ns = time > t.start ? time - t.start : 0;
+    if (ns == 0 || ns < cfg_.min_ns) return;
+    Wait w;
+    w.pid = t.pid;
+    w.tid = tid;
+    w.cpu = t.cpu;
+    w.state = t.state;
+    w.start = t.start;
+    w.ns = ns;
+    if (cfg_.period_ns) {
+        const uint64_t total = t.carry + ns;
+        w.units = total / cfg_.period_ns;
+        t.carry = total % cfg_.period_ns;
+    } else {
+        w.units = ns;
+    }
+    w.chain = t.chain;
+    sink_(w);
+}
+
+void OffCpu::clear() {
+    for (auto& [tid, t] : tasks_) t.open = false;
+    open_ = 0;
+}
+
+void OffCpu::finish(uint64_t now) {
+    for (auto& [tid, t] : tasks_)
+        if (t.open) {
+            if (now > t.start)
+                end(tid, t, now);
+            else
+                t.open = false, --open_;
+        }
+    open_ = 0;
+}
+
+void OffCpu::sweep(uint64_t now) {
+    last_sweep_ = now;
+    for (auto it = tasks_.begin(); it != tasks_.end();) {
+        if (!it->second.open && now - it->second.last > kStaleNs)
+            it = tasks_.erase(it);
+        else
+            ++it;
+    }
+}
+
+}  // namespace perfprof::sched
