@@ -92,21 +92,22 @@ void FlameGraph::add_callchain(const uint64_t* ips, uint64_t nr, uint32_t pid, s
 }
 
 void FlameGraph::fold_pending() {
-    pending_.drain([&](uint32_t pid, std::string_view root, std::span<const uint64_t> ips, uint64_t n) {
-        text_.clear();
-        if (line_per_frame()) {
-            if (!printer_->frame_lines(ips.data(), ips.size(), pid, text_)) return;
-            if (!root.empty()) (text_ += root) += '\n';
-        } else {
-            if (!root.empty()) (text_ += root) += ';';
-            const size_t first = text_.size();
-            frame_kinds_.clear();
-            if (!printer_->fold(ips.data(), ips.size(), pid, text_, regular_ ? &frame_kinds_ : nullptr))
-                return;
-            note_kinds(std::string_view(text_).substr(first), frame_kinds_, kinds_);
-        }
-        add(text_, n);
-    });
+    pending_.drain(
+        [&](uint32_t pid, std::string_view root, std::span<const uint64_t> ips, uint64_t n, uint64_t) {
+            text_.clear();
+            if (line_per_frame()) {
+                if (!printer_->frame_lines(ips.data(), ips.size(), pid, text_)) return;
+                if (!root.empty()) (text_ += root) += '\n';
+            } else {
+                if (!root.empty()) (text_ += root) += ';';
+                const size_t first = text_.size();
+                frame_kinds_.clear();
+                if (!printer_->fold(ips.data(), ips.size(), pid, text_, regular_ ? &frame_kinds_ : nullptr))
+                    return;
+                note_kinds(std::string_view(text_).substr(first), frame_kinds_, kinds_);
+            }
+            add(text_, n);
+        });
 }
 
 void FlameGraph::add(const std::string& stack, uint64_t n) {

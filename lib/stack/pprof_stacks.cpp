@@ -95,6 +95,11 @@ void PprofStacks::before_forget(uint32_t tgid) {
     if (pending_.holds(tgid)) symbolize_pending();
 }
 
+void PprofStacks::add_weighted(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm,
+                               uint64_t count, uint64_t value) {
+    if (pending_.add(printer_, ips, nr, pid, comm, count, value)) symbolize_pending();
+}
+
 void PprofStacks::add_callchain(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm,
                                 uint64_t n, std::string_view tag) {
     std::string_view root = comm;
@@ -126,16 +131,19 @@ bool PprofStacks::locate(const uint64_t* ips, uint64_t nr, uint32_t pid, std::st
 }
 
 void PprofStacks::symbolize_pending() {
-    pending_.drain([&](uint32_t pid, std::string_view root, std::span<const uint64_t> ips, uint64_t n) {
-        const size_t nul = root.find('\0');
-        const std::string_view comm = root.substr(0, nul);
-        const std::string_view tag =
-            nul == std::string_view::npos ? std::string_view() : root.substr(nul + 1);
-        if (!locate(ips.data(), ips.size(), pid, comm)) return;
-        const int64_t values[2] = {int64_t(n), int64_t(n) * kind_.cpu_period_ns};
-        profile_.sample(location_ids_, std::span(values, profile_.sample_types()),
-                        tag.empty() ? sample_labels(comm) : tagged_labels(comm, tag));
-    });
+    pending_.drain(
+        [&](uint32_t pid, std::string_view root, std::span<const uint64_t> ips, uint64_t n, uint64_t value) {
+            const size_t nul = root.find('\0');
+            const std::string_view comm = root.substr(0, nul);
+            const std::string_view tag =
+                nul == std::string_view::npos ? std::string_view() : root.substr(nul + 1);
+            if (!locate(ips.data(), ips.size(), pid, comm)) return;
+            // Two values: the count and its period's time, or (add_weighted) the count and the sum.
+            const int64_t values[2] = {
+                int64_t(n), kind_.values.empty() ? int64_t(n) * kind_.cpu_period_ns : int64_t(value)};
+            profile_.sample(location_ids_, std::span(values, profile_.sample_types()),
+                            tag.empty() ? sample_labels(comm) : tagged_labels(comm, tag));
+        });
 }
 
 void PprofStacks::add_values(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm,

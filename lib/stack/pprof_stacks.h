@@ -75,6 +75,10 @@ public:
     // entry of a chain not seen before.
     void add_callchain(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm, uint64_t n = 1,
                        std::string_view tag = {});
+    // Counts a chain `count` times with `value` added to its second value, for a Kind of two
+    // `values` (contentions and delay): pending like add_callchain().
+    void add_weighted(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm, uint64_t count,
+                      uint64_t value);
     // Adds one sample of `values` (one per Kind::values) for a chain, symbolized now.
     void add_values(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm,
                     std::span<const int64_t> values);

@@ -148,6 +148,22 @@ class Browser:
         except WebDriverError:
             return []
 
+    def flame_frames(self):
+        """The frames of the flame graph open in the window, in document order: name, width, x,
+        shown, dimmed (an ancestor of the zoomed frame), hit (a search match), fill (computed
+        rgb()) and data-n."""
+        return self.run("""
+            var out = [];
+            document.querySelectorAll('#frames > g').forEach(function (g) {
+                var r = g.querySelector('rect'), box = r.getBoundingClientRect();
+                out.push({name: g.firstElementChild.textContent.replace(/ \\([^(]*$/, ''),
+                          width: +r.getAttribute('width'), x: +r.getAttribute('x'),
+                          shown: getComputedStyle(g).display !== 'none' && box.width > 0,
+                          dim: g.classList.contains('p'), hit: r.classList.contains('m'),
+                          fill: getComputedStyle(r).fill, n: +g.getAttribute('data-n')});
+            });
+            return out;""")
+
     def close(self):
         try:
             if getattr(self, "session", None):

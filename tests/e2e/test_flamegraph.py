@@ -198,20 +198,6 @@ def chrome():
         yield b
 
 
-def js_frames(b):
-    return b.run("""
-        var out = [];
-        document.querySelectorAll('#frames > g').forEach(function (g) {
-            var r = g.querySelector('rect'), box = r.getBoundingClientRect();
-            out.push({name: g.firstElementChild.textContent.replace(/ \\([^(]*$/, ''),
-                      width: +r.getAttribute('width'), x: +r.getAttribute('x'),
-                      shown: getComputedStyle(g).display !== 'none' && box.width > 0,
-                      dim: g.classList.contains('p'), hit: r.classList.contains('m'),
-                      fill: getComputedStyle(r).fill, n: +g.getAttribute('data-n')});
-        });
-        return out;""")
-
-
 def test_svg_in_a_real_browser(pp, hotab_graph, chrome):
     name, _ = hotab_graph
     folded = read_folded(name + ".folded")
@@ -226,7 +212,7 @@ def test_svg_in_a_real_browser(pp, hotab_graph, chrome):
     assert b.run("return typeof window.flamegraph") == "object", b.logs()
     # It renders: every frame of the file is an element with a visible box (the narrowest
     # ones are under a pixel wide but still laid out).
-    start = js_frames(b)
+    start = b.flame_frames()
     assert len(start) == len(frames) and all(f["shown"] for f in start)
     assert sum(1 for f in start if f["width"] >= 1) >= 6
     os.makedirs(ARTIFACTS, exist_ok=True)
@@ -237,7 +223,7 @@ def test_svg_in_a_real_browser(pp, hotab_graph, chrome):
     elems = b.find_all("#frames > g")
     i = next(i for i, f in enumerate(start) if f["name"] == "hot_b")
     b.click(elems[i])
-    zoomed = js_frames(b)
+    zoomed = b.flame_frames()
     assert abs(zoomed[i]["width"] - full) < 0.01, zoomed[i]
     assert all(f["dim"] and abs(f["width"] - full) < 0.01 for f in zoomed if f["name"] in ("all", "main"))
     assert not any(f["shown"] for f in zoomed if f["name"] == "hot_a")
@@ -247,7 +233,7 @@ def test_svg_in_a_real_browser(pp, hotab_graph, chrome):
 
     # Reset restores every frame where it was.
     b.click(b.find("#reset"))
-    back = js_frames(b)
+    back = b.flame_frames()
     assert [(f["x"], f["width"], f["shown"], f["dim"]) for f in back] == \
         [(f["x"], f["width"], f["shown"], f["dim"]) for f in start]
 
@@ -255,7 +241,7 @@ def test_svg_in_a_real_browser(pp, hotab_graph, chrome):
     # and the matched share is the one the folded counts give.
     b.click(b.find("#search"))
     b.answer_prompt("^hot_a$")
-    found = js_frames(b)
+    found = b.flame_frames()
     assert [f["name"] for f in found if f["hit"]] == [f["name"] for f in found if f["name"] == "hot_a"]
     assert any(f["hit"] for f in found)
     assert all(f["fill"] == "rgb(224, 64, 224)" for f in found if f["hit"])
