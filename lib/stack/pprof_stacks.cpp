@@ -137,7 +137,7 @@ void PprofStacks::symbolize_pending() {
             const std::string_view comm = root.substr(0, nul);
             const std::string_view tag =
                 nul == std::string_view::npos ? std::string_view() : root.substr(nul + 1);
-            if (!locate(ips.data(), ips.size(), pid, comm)) return;
+            if (profile_.sample_types() > 2 || !locate(ips.data(), ips.size(), pid, comm)) return;
             // Two values: the count and its period's time, or (add_weighted) the count and the sum.
             const int64_t values[2] = {
                 int64_t(n), kind_.values.empty() ? int64_t(n) * kind_.cpu_period_ns : int64_t(value)};
