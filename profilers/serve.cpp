@@ -2,7 +2,7 @@
 // gperftools' /pprof/{profile,heap,growth,symbol,cmdline} and Go's /debug/pprof/{profile,heap,
 // allocs,symbol,cmdline}, for the processes named with -p or the command launched, or for
 // every process behind a secret path prefix (--all). CPU profiles run in a child process per
-// request (serve/cpu_job); heap profiles from the heap agent, preloaded into the command
+// request (serve/profile_job); heap profiles from the heap agent, preloaded into the command
 // launched or injected on the first heap request, else from eBPF uprobes (serve/heap_target);
 // symbols from the shared symbol cache. One thread: the HTTP server (http/server), the
 // profiles' pipes and the signals share one core::EventLoop.
@@ -18,6 +18,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -31,9 +32,9 @@
 #include "perf-prof/profiler.h"
 #include "perf/proc_tasks.h"
 #include "perf/workload.h"
-#include "serve/cpu_job.h"
 #include "serve/heap_target.h"
 #include "serve/process_info.h"
+#include "serve/profile_job.h"
 #include "stack/stack_printer.h"
 #include "sym/pprof_symbols.h"
 #include "sym/symbolizer.h"
@@ -204,9 +205,10 @@ public:
 private:
     static constexpr int64_t kHouseNs = 1'000'000'000;
 
+    using JobKey = std::pair<int, serve::ProfileKind>;  // target pid, what is sampled
     struct Job {
         http::Server::RequestId request;
-        std::unique_ptr<serve::CpuJob> job;
+        std::unique_ptr<serve::ProfileJob> job;
         std::string peer;
     };
 
@@ -227,7 +229,7 @@ private:
     void after_wake() {
         http_.run();
         const int64_t now = core::monotonic_now_ns();
-        for (auto& [pid, j] : jobs_)
+        for (auto& [key, j] : jobs_)
             if (!j.job->stopped() && now >= j.job->deadline_ns()) j.job->stop();
         if (now >= next_house_) {
             next_house_ = now + kHouseNs;
@@ -238,7 +240,7 @@ private:
     int wait_ms() const {
         const int64_t now = core::monotonic_now_ns();
         int64_t due = next_house_;
-        for (const auto& [pid, j] : jobs_)
+        for (const auto& [key, j] : jobs_)
             if (!j.job->stopped()) due = std::min(due, j.job->deadline_ns());
         int ms = int(std::max<int64_t>(0, (due - now + 999'999) / 1'000'000));
         const int h = http_.timeout_ms();
@@ -248,7 +250,7 @@ private:
 
     // Ends every profile in progress (their clients get 503) and sends what is queued.
     void shutdown() {
-        for (auto& [pid, j] : jobs_) {
+        for (auto& [key, j] : jobs_) {
             loop_.remove(j.job->fd());
             http_.reply(j.request, http::Response::text(503, "503 serve is stopping"));
         }
@@ -333,7 +335,11 @@ private:
                 return html(serve::go_index_page(serve::describe_process(rt.pid, false), rt.prefix));
             case E::Profile:
             case E::GoProfile:
-                return start_cpu(id, r, rt.pid, rt.endpoint == E::Profile);
+                return start_job(id, r, rt.pid, serve::ProfileKind::Cpu, rt.endpoint == E::Profile);
+            case E::GoBlock:
+                return start_job(id, r, rt.pid, serve::ProfileKind::Block, false);
+            case E::GoMutex:
+                return start_job(id, r, rt.pid, serve::ProfileKind::Mutex, false);
             case E::Heap:
                 return http::Response::text(200, heap_target(rt.pid).heap_text());
             case E::Growth:
@@ -371,8 +377,11 @@ private:
         return http::Response::text(404, "404 not found");
     }
 
-    std::optional<http::Response> start_cpu(http::Server::RequestId id, const http::Request& r, int pid,
-                                            bool legacy) {
+    // A CPU, block or mutex profile of `pid` over ?seconds=N (30 by default, as Go's profile;
+    // Go's block and mutex profiles count from the program's start, which no one outside it
+    // can: here they cover the N seconds that follow, like a CPU profile).
+    std::optional<http::Response> start_job(http::Server::RequestId id, const http::Request& r, int pid,
+                                            serve::ProfileKind kind, bool legacy) {
         uint64_t seconds = 30;  // Go's default
         if (auto s = r.arg("seconds")) {
             char* end = nullptr;
@@ -383,34 +392,54 @@ private:
                                                      std::to_string(o_.max_seconds) + ", not '" + *s + "'");
             seconds = v;
         }
-        if (auto it = jobs_.find(pid); it != jobs_.end()) {
+        const JobKey key{pid, kind};
+        if (auto it = jobs_.find(key); it != jobs_.end()) {
             const int64_t left = (it->second.job->deadline_ns() - core::monotonic_now_ns()) / 1'000'000'000;
-            return http::Response::text(409, "409 a CPU profile of process " + std::to_string(pid) +
+            return http::Response::text(409, std::string("409 a ") + kind_name(kind) +
+                                                 " profile of process " + std::to_string(pid) +
                                                  " is already running (for " + it->second.peer + ", " +
                                                  std::to_string(std::max<int64_t>(left, 0)) + " s left)");
         }
-        serve::CpuRequest req;
+        serve::ProfileRequest req;
+        req.kind = kind;
         req.pid = pid;
         req.seconds = seconds;
         req.freq = o_.freq;
         req.dwarf_stack = opt_.dwarf_stack;
         req.format = legacy ? serve::CpuFormat::Gperftools : serve::CpuFormat::Proto;
-        Job j{id, std::make_unique<serve::CpuJob>(req), r.peer};
-        loop_.add(j.job->fd(), [this, pid](uint32_t) { pump_job(pid); });
-        jobs_.emplace(pid, std::move(j));
+        Job j{id, std::make_unique<serve::ProfileJob>(req), r.peer};
+        loop_.add(j.job->fd(), [this, key](uint32_t) { pump_job(key); });
+        jobs_.emplace(key, std::move(j));
         return std::nullopt;
     }
 
-    void pump_job(int pid) {
-        auto it = jobs_.find(pid);
+    static const char* kind_name(serve::ProfileKind k) {
+        switch (k) {
+            case serve::ProfileKind::Block:
+                return "block";
+            case serve::ProfileKind::Mutex:
+                return "mutex";
+            case serve::ProfileKind::Cpu:
+                break;
+        }
+        return "CPU";
+    }
+
+    void pump_job(JobKey key) {
+        auto it = jobs_.find(key);
         if (it == jobs_.end() || !it->second.job->pump()) return;
         Job j = std::move(it->second);
         jobs_.erase(it);
         loop_.remove(j.job->fd());
-        serve::CpuJob::Result res = j.job->result();
+        serve::ProfileJob::Result res = j.job->result();
         const bool legacy = j.job->request().format == serve::CpuFormat::Gperftools;
-        http::Response resp = res.ok ? octets(std::move(res.body), legacy ? "profile.prof" : "profile")
-                                     : http::Response::text(500, "500 " + res.note);
+        const serve::ProfileKind kind = j.job->request().kind;
+        const char* file = legacy                              ? "profile.prof"
+                           : kind == serve::ProfileKind::Block ? "block"
+                           : kind == serve::ProfileKind::Mutex ? "mutex"
+                                                               : "profile";
+        http::Response resp =
+            res.ok ? octets(std::move(res.body), file) : http::Response::text(500, "500 " + res.note);
         if (res.ok && !res.note.empty()) resp.headers.emplace_back("X-Perf-Prof-Note", res.note);
         http_.reply(j.request, std::move(resp));
     }
@@ -432,9 +461,9 @@ private:
     serve::HeapSettings heap_settings_;
     std::unique_ptr<perf::Workload> workload_;
     std::map<int, std::unique_ptr<serve::HeapTarget>> heaps_;
-    std::map<int, Job> jobs_;   // by target pid: one CPU profile per target at a time
-    sym::Symbolizer symbols_;   // /pprof/symbol and heap profiles
-    std::set<int> symbolized_;  // processes in symbols_
+    std::map<JobKey, Job> jobs_;  // one profile of each kind per target at a time
+    sym::Symbolizer symbols_;     // /pprof/symbol and heap profiles
+    std::set<int> symbolized_;    // processes in symbols_
     core::EventLoop loop_;
     int64_t next_house_ = 0;
 };
@@ -471,6 +500,10 @@ const ProfilerInfo serve_info = {
             "    /pprof/symbol, /pprof/cmdline",
             "    /debug/pprof/profile?seconds=N, /debug/pprof/heap, /debug/pprof/allocs",
             "                                 gzip profile.proto (go tool pprof, Pyroscope, Parca)",
+            "    /debug/pprof/block?seconds=N  Go's block profile: the waits off the CPU (sleeps, I/O,",
+            "                                 locks) by stack, their count and delay, over N seconds",
+            "    /debug/pprof/mutex?seconds=N  Go's mutex profile: contended futex waits (pthread and",
+            "                                 C++ mutexes, ...) by the stack that released them",
             "    /pid/N/...                   the same for process N when several are served",
             "",
             "EXAMPLES",

@@ -31,6 +31,8 @@ constexpr Suffix kSuffixes[] = {
     {"/debug/pprof/profile", Endpoint::GoProfile, false},
     {"/debug/pprof/heap", Endpoint::GoHeap, false},
     {"/debug/pprof/allocs", Endpoint::GoAllocs, false},
+    {"/debug/pprof/block", Endpoint::GoBlock, false},
+    {"/debug/pprof/mutex", Endpoint::GoMutex, false},
     {"/debug/pprof/symbol", Endpoint::Symbol, true},
     {"/debug/pprof/cmdline", Endpoint::GoCmdline, false},
     {"/debug/pprof/", Endpoint::GoIndex, false},
@@ -69,7 +71,8 @@ std::variant<Route, Response> route(const Request& r, const Access& a) {
     if (a.all) {
         // "/SECRET" then "/..." or the end: anything else is refused alike.
         std::string_view first = rest.substr(0, rest.find('/', 1));
-        if (first.size() < 2 || first[0] != '/' || !same_secret(first.substr(1), a.secret)) return forbidden();
+        if (first.size() < 2 || first[0] != '/' || !same_secret(first.substr(1), a.secret))
+            return forbidden();
         rest.remove_prefix(first.size());
         out.prefix = first;
     }

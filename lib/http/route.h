@@ -19,6 +19,8 @@ enum class Endpoint {
     Heap,       // /pprof/heap: heap_v2 text
     GoHeap,     // /debug/pprof/heap: profile.proto (debug=1: the text)
     GoAllocs,   // /debug/pprof/allocs: the heap profile, alloc_space first
+    GoBlock,    // /debug/pprof/block?seconds=N: waits off the CPU by stack (profile.proto)
+    GoMutex,    // /debug/pprof/mutex?seconds=N: contended futex waits by releasing stack
     Growth,     // /pprof/growth: growthz text
     Symbol,     // /pprof/symbol, /debug/pprof/symbol: GET num_symbols, POST addresses
     Cmdline,    // /pprof/cmdline: one argument per line

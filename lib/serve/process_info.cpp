@@ -90,7 +90,8 @@ std::string go_index_page(const ProcessInfo& target, const std::string& base) {
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>/debug/pprof/</title></head><body>\n";
     h += "<p>Profiles of process " + std::to_string(target.pid) + " (" + html_escape(target.comm) +
          "):</p>\n<ul>\n";
-    for (const char* e : {"allocs", "heap", "profile?seconds=30", "symbol", "cmdline"})
+    for (const char* e : {"allocs", "block?seconds=30", "heap", "mutex?seconds=30", "profile?seconds=30",
+                          "symbol", "cmdline"})
         h += std::string("<li><a href=\"") + b + "/debug/pprof/" + e + "\">" + e + "</a></li>\n";
     h += "</ul>\n</body></html>\n";
     return h;

@@ -35,6 +35,8 @@ TEST(Route, NamedTargetsEndpoints) {
     EXPECT_EQ(ok(route(get("/debug/pprof/profile"), one)).endpoint, Endpoint::GoProfile);
     EXPECT_EQ(ok(route(get("/debug/pprof/heap"), one)).endpoint, Endpoint::GoHeap);
     EXPECT_EQ(ok(route(get("/debug/pprof/allocs"), one)).endpoint, Endpoint::GoAllocs);
+    EXPECT_EQ(ok(route(get("/debug/pprof/block"), one)).endpoint, Endpoint::GoBlock);
+    EXPECT_EQ(ok(route(get("/debug/pprof/mutex"), one)).endpoint, Endpoint::GoMutex);
     EXPECT_EQ(ok(route(get("/debug/pprof/symbol"), one)).endpoint, Endpoint::Symbol);
     EXPECT_EQ(ok(route(get("/debug/pprof/cmdline"), one)).endpoint, Endpoint::GoCmdline);
     EXPECT_EQ(ok(route(get("/debug/pprof/"), one)).endpoint, Endpoint::GoIndex);
@@ -87,12 +89,12 @@ TEST(Route, AllProcessesBehindTheSecret) {
     EXPECT_EQ(ok(route(get("/0123456789abcdef0123456789abcdef"), all)).endpoint, Endpoint::Index);
     // Without it, or with a wrong one, everything is the same 403: paths, pids, methods.
     const std::string body = std::get<Response>(route(get("/"), all)).body;
-    for (const char* p : {"/", "/pid/1/pprof/heap", "/pid/999999/pprof/heap", "/pprof/symbol", "/x",
-                          "/0123456789abcdef0123456789abcde/pid/1/pprof/heap",
-                          "/0123456789abcdef0123456789abcdef0/pid/1/pprof/heap", "//pid/1/pprof/heap", "",
-                          // Not after a '/' (http_fuzz): the secret's first character is no wildcard.
-                          "x0123456789abcdef0123456789abcdef/pid/1/pprof/heap",
-                          ".0123456789abcdef0123456789abcdef"}) {
+    for (const char* p :
+         {"/", "/pid/1/pprof/heap", "/pid/999999/pprof/heap", "/pprof/symbol", "/x",
+          "/0123456789abcdef0123456789abcde/pid/1/pprof/heap",
+          "/0123456789abcdef0123456789abcdef0/pid/1/pprof/heap", "//pid/1/pprof/heap", "",
+          // Not after a '/' (http_fuzz): the secret's first character is no wildcard.
+          "x0123456789abcdef0123456789abcdef/pid/1/pprof/heap", ".0123456789abcdef0123456789abcdef"}) {
         const auto v = route(get(p), all);
         ASSERT_EQ(status(v), 403) << p;
         EXPECT_EQ(std::get<Response>(v).body, body) << p;

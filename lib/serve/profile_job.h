@@ -19,7 +19,15 @@ enum class CpuFormat {
     Proto,       // /debug/pprof/profile: gzip profile.proto, symbolized, with labels
 };
 
-struct CpuRequest {
+// What the child samples.
+enum class ProfileKind {
+    Cpu,    // the cpu-clock at a fixed period (CpuFormat says how it is written)
+    Block,  // Go's block profile: every wait off the CPU (serve/wait_samplers)
+    Mutex,  // Go's mutex profile: contended futex waits by releasing stack
+};
+
+struct ProfileRequest {
+    ProfileKind kind = ProfileKind::Cpu;
     int pid = 0;
     uint64_t seconds = 30;
     uint64_t freq = 100;       // samples per second of CPU time, on each thread
@@ -27,15 +35,15 @@ struct CpuRequest {
     CpuFormat format = CpuFormat::Proto;
 };
 
-class CpuJob {
+class ProfileJob {
 public:
     // Forks the child. Throws Error when it cannot.
-    explicit CpuJob(const CpuRequest& r);
-    ~CpuJob();  // a child still running is killed and reaped
-    CpuJob(const CpuJob&) = delete;
-    CpuJob& operator=(const CpuJob&) = delete;
+    explicit ProfileJob(const ProfileRequest& r);
+    ~ProfileJob();  // a child still running is killed and reaped
+    ProfileJob(const ProfileJob&) = delete;
+    ProfileJob& operator=(const ProfileJob&) = delete;
 
-    const CpuRequest& request() const { return r_; }
+    const ProfileRequest& request() const { return r_; }
     // Readable while the child writes, and at its end: call pump() then.
     int fd() const { return data_.get(); }
     // Reads what is there; true once the child is done (its output complete and it is reaped).
@@ -55,7 +63,7 @@ public:
     Result result();
 
 private:
-    CpuRequest r_;
+    ProfileRequest r_;
     pid_t child_ = -1;
     core::Fd data_, messages_;  // the profile (pipe), what the child said (a memfd)
     std::string body_;

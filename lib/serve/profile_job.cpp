@@ -1,4 +1,4 @@
-#include "serve/cpu_job.h"
+#include "serve/profile_job.h"
 
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -22,6 +22,7 @@
 #include "perf/proc_tasks.h"
 #include "perf/session.h"
 #include "serve/process_info.h"
+#include "serve/wait_samplers.h"
 #include "stack/pprof_stacks.h"
 #include "stack/stack_printer.h"
 #include "unwind/call_graph.h"
@@ -35,7 +36,8 @@ constexpr int kDataFd = 3;  // the child's profile goes here; its stdout and std
 // The child's profiler: every sample's chain counted; the profile written at the end.
 class CpuSampler final : public Profiler {
 public:
-    CpuSampler(Context& ctx, const CpuRequest& r) : ctx_(ctx), r_(r), printer_(ctx.symbolizer(), true, true) {
+    CpuSampler(Context& ctx, const ProfileRequest& r)
+        : ctx_(ctx), r_(r), printer_(ctx.symbolizer(), true, true) {
         if (r.format == CpuFormat::Gperftools) maps_ = core::read_file_or_empty(maps_path());
         if (r.format == CpuFormat::Proto) {
             pprof_ = std::make_unique<stack::PprofStacks>(
@@ -107,7 +109,7 @@ private:
     std::string maps_path() const { return "/proc/" + std::to_string(r_.pid) + "/maps"; }
 
     Context& ctx_;
-    CpuRequest r_;
+    ProfileRequest r_;
     stack::Printer printer_;
     std::unique_ptr<stack::PprofStacks> pprof_;
     std::unordered_map<std::string, uint64_t> counts_;  // chain (its words) → samples
@@ -116,7 +118,7 @@ private:
 
 // In the child: fds 0 /dev/null, 1 and 2 the messages, 3 the profile, nothing else of
 // serve's (its listening socket and connections must close when serve closes them).
-[[noreturn]] void child_main(const CpuRequest& r, int data, int messages) {
+[[noreturn]] void child_main(const ProfileRequest& r, int data, int messages) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     const int null = ::open("/dev/null", O_RDONLY | O_CLOEXEC);  // dup2 clears it on fd 0
     if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(messages, 1) < 0 || ::dup2(messages, 2) < 0 ||
@@ -137,10 +139,16 @@ private:
         opt.pids = std::to_string(r.pid);
         opt.call_graph = true;
         opt.dwarf_stack = r.dwarf_stack;
-        perf::Session session(perf::DeviceSpec{
-            "serve",
-            [&r](Context& ctx) -> std::unique_ptr<Profiler> { return std::make_unique<CpuSampler>(ctx, r); },
-            opt});
+        perf::Session session(perf::DeviceSpec{"serve",
+                                               [&r](Context& ctx) -> std::unique_ptr<Profiler> {
+                                                   auto write = [](const std::string& profile) {
+                                                       core::write_all(kDataFd, profile);
+                                                   };
+                                                   if (r.kind == ProfileKind::Block)
+                                                       return block_sampler(ctx, r.pid, write);
+                                                   return std::make_unique<CpuSampler>(ctx, r);
+                                               },
+                                               opt});
         rc = session.run();
     } catch (const std::exception& e) {
         std::fprintf(stderr, "%s\n", e.what());
@@ -152,11 +160,11 @@ private:
 
 }  // namespace
 
-CpuJob::CpuJob(const CpuRequest& r) : r_(r) {
+ProfileJob::ProfileJob(const ProfileRequest& r) : r_(r) {
     int p[2];
     if (::pipe2(p, O_CLOEXEC) != 0) throw Error::sys(errno, "serve: pipe");
     core::Fd read_end(p[0]), write_end(p[1]);
-    messages_.reset(::memfd_create("perf-prof-serve-cpu", MFD_CLOEXEC));
+    messages_.reset(::memfd_create("perf-prof-serve-job", MFD_CLOEXEC));
     if (!messages_) throw Error::sys(errno, "serve: memfd_create");
     std::fflush(nullptr);
     start_ns_ = core::monotonic_now_ns();
@@ -168,7 +176,7 @@ CpuJob::CpuJob(const CpuRequest& r) : r_(r) {
     ::fcntl(data_.get(), F_SETFL, O_NONBLOCK);
 }
 
-CpuJob::~CpuJob() {
+ProfileJob::~ProfileJob() {
     if (child_ > 0) {
         ::kill(child_, SIGKILL);
         while (::waitpid(child_, nullptr, 0) < 0 && errno == EINTR) {
@@ -176,13 +184,13 @@ CpuJob::~CpuJob() {
     }
 }
 
-void CpuJob::stop() {
+void ProfileJob::stop() {
     if (stopped_ || child_ <= 0) return;
     stopped_ = true;
     ::kill(child_, SIGINT);
 }
 
-bool CpuJob::pump() {
+bool ProfileJob::pump() {
     char buf[1 << 16];
     while (!eof_) {
         const ssize_t n = ::read(data_.get(), buf, sizeof buf);
@@ -203,7 +211,7 @@ bool CpuJob::pump() {
     return true;
 }
 
-CpuJob::Result CpuJob::result() {
+ProfileJob::Result ProfileJob::result() {
     Result res;
     res.ok = WIFEXITED(status_) && WEXITSTATUS(status_) == 0 && !body_.empty();
     res.body = std::move(body_);

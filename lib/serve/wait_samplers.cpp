@@ -1,0 +1,109 @@
+#include "serve/wait_samplers.h"
+
+#include <linux/perf_event.h>
+
+#include <cstring>
+
+#include "event/tp_field.h"
+#include "perf/proc_tasks.h"
+#include "sched/off_cpu.h"
+#include "serve/process_info.h"
+#include "stack/pprof_stacks.h"
+#include "stack/stack_printer.h"
+#include "tep/tep.h"
+#include "unwind/call_graph.h"
+
+namespace perfprof::serve {
+
+namespace {
+
+// Go's contention profiles: a count and a delay per stack.
+stack::PprofStacks::Kind contention_kind() {
+    stack::PprofStacks::Kind k;
+    k.values = {{"contentions", "count"}, {"delay", "nanoseconds"}};
+    k.period_type = {"contentions", "count"};
+    k.period = 1;
+    return k;
+}
+
+// The labels CPU profiles of serve carry too.
+void label_process(stack::PprofStacks& p, int pid) {
+    const ProcessInfo info = describe_process(pid);
+    p.label("executable", info.exe);
+    if (!info.build_id.empty()) p.label("build_id", info.build_id);
+    p.builder().default_sample_type("delay");
+}
+
+class BlockSampler final : public Profiler {
+public:
+    BlockSampler(Context& ctx, int pid, ProfileWriter write)
+        : ctx_(ctx),
+          pid_(pid),
+          write_(std::move(write)),
+          printer_(ctx.symbolizer(), true, true),
+          pprof_(printer_, contention_kind()),
+          off_({}, [this](const sched::OffCpu::Wait& w) {
+              if (std::strcmp(w.state, "R") == 0) return;  // preempted: not blocked
+              pprof_.add_weighted(w.chain.data(), w.chain.size(), w.pid, ctx_.comm(w.pid), 1, w.ns);
+          }) {
+        label_process(pprof_, pid);
+    }
+
+    EventPlan plan() override {
+        tep_event* tp = ctx_.tep().event("sched", "sched_switch");
+        prev_state_ = event::tp_field(tp, "prev_state");
+        EventSpec e;
+        e.sys = "sched";
+        e.name = "sched_switch";
+        e.tp = tp;
+        e.attr.type = PERF_TYPE_TRACEPOINT;
+        e.attr.config = uint64_t(tp->id);
+        e.attr.sample_period = 1;
+        e.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
+        e.attr.context_switch = 1;  // the switch-ins end the waits
+        unwind::request_stacks(e.attr, true, true, ctx_.options().dwarf_stack);
+        EventPlan p;
+        p.events.push_back(std::move(e));
+        p.inherit = true;  // the threads the target creates while it is profiled
+        p.order = true;    // a thread leaves one CPU's ring and comes back in another's
+        p.pages = 64;
+        p.per_event_wakeup = false;
+        return p;
+    }
+
+    void sample(const Sample& s) noexcept override {
+        last_ = std::max(last_, s.time);
+        off_.switched_out(s, uint64_t(prev_state_.read_or(s.raw, s.raw_size, 0)));
+    }
+    void context_switch(const ContextSwitch& c) noexcept override {
+        last_ = std::max(last_, c.time);
+        if (!c.out) off_.switched_in(c.tid, c.time);
+    }
+    void lost(const LostRange&) noexcept override { off_.clear(); }
+
+    void finish() override {
+        const uint64_t now = ctx_.now();
+        off_.finish(now ? now : last_);
+        if (!perf::task_alive(pid_))
+            pprof_.builder().comment("process " + std::to_string(pid_) + " exited during the profile");
+        write_(pprof_.gzipped());
+    }
+
+private:
+    Context& ctx_;
+    int pid_;
+    ProfileWriter write_;
+    stack::Printer printer_;
+    stack::PprofStacks pprof_;
+    sched::OffCpu off_;
+    filter::RecordField prev_state_;
+    uint64_t last_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Profiler> block_sampler(Context& ctx, int pid, ProfileWriter write) {
+    return std::make_unique<BlockSampler>(ctx, pid, std::move(write));
+}
+
+}  // namespace perfprof::serve
