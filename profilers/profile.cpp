@@ -436,7 +436,7 @@ extern const ProfilerInfo profile_info;
 const ProfilerInfo profile_info = {
     .name = "profile",
     .summary = "Sample the CPUs: hot spots, stacks, flame graphs.",
-    .usage = "[OPTION...] -F freq [-g] [--flame-graph file] [--pprof file] [--than PCT] [[--] <command>]",
+    .usage = "[OPTION...] -F freq [-g [--off-cpu]] [--flame-graph file] [--pprof file] [--than PCT] [[--] <command>]",
     .body =
         {
             "SYNOPSIS",
@@ -445,11 +445,17 @@ const ProfilerInfo profile_info = {
             "    prints the counter's growth since the previous one; with -g its call stack, or",
             "    with --flame-graph the stacks are counted into a folded flame graph, with",
             "    --pprof into a pprof profile (go tool pprof -top FILE, -http=: FILE).",
+            "    With --off-cpu (and -g) the time tasks spend off the CPU is counted too, each",
+            "    wait with the stack the task left with, under an [off-cpu: STATE] frame (S, D,",
+            "    R preempted, ...) and weighted in sampling periods: a wall-clock profile. A wait",
+            "    lasts from the task's sched_switch to its switch-in; system-wide, the idle task",
+            "    is left out.",
             "",
             "EXAMPLES",
             "    perf-prof profile -F 997 -C 0-3",
             "    perf-prof profile -F 997 -g --flame-graph cpu -- ./workload",
             "    perf-prof profile -F 997 -g --pprof cpu.pb.gz -p 1234",
+            "    perf-prof profile -F 997 -g --off-cpu --flame-graph wall -- ./server",
             "    perf-prof profile -F 100 --than 50 --exclude-user",
             "    perf-prof profile -F 997 -g --flame-graph \"\" -i 1000",
             "    perf-prof profile -F 997 --prio 0-99 --exclude_pid 1",
