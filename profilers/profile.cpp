@@ -243,6 +243,9 @@ public:
         // SPEC says 2 pages (x2 with -g); at 1000 Hz with stacks that is ~20 samples a ring,
         // lost on any delay. 8 and 32 pages per CPU cost little.
         p.pages = opt.call_graph ? 32 : 8;
+        // --off-cpu: a sample with its stack at every switch-out, a record at every switch-in:
+        // a storm of 300k switches/s fills 32 pages in a few ms.
+        if (own.off_cpu) p.pages = 128;
         p.per_event_wakeup = false;
         return p;
     }

@@ -9,6 +9,7 @@ Workload `offcpu`:
 """
 
 import os
+import random
 import re
 import signal
 import subprocess
@@ -17,7 +18,8 @@ import time
 import pytest
 
 import browser
-from conftest import REPO, assert_not_crashed, require_root, skip_or_fail, wait_opened
+from conftest import (REPO, assert_not_crashed, perf_event_cgroup_mount, require_root, skip_or_fail,
+                      wait_opened)
 
 F = 997
 PERIOD_MS = 1000.0 / F
@@ -235,3 +237,47 @@ def test_sigint_completes_the_outputs(pp, needs_root, workload, tmp_path):
     assert total(folded, lambda f: "nap_work" in f and "[off-cpu: S]" in f) > 800
     assert os.path.getsize(str(tmp_path / "int.pb.gz")) > 100
     assert open(name + ".svg").read().rstrip().endswith("</svg>")
+
+
+def off_cpu_tids(out):
+    """The tids of the off-CPU lines and of the on-CPU sample lines of a lines-mode run."""
+    off = {int(m.group(1)) for m in re.finditer(r"^\S+ \S+\s+\S+\s+(\d+) \[\d+\] [\d.]+: profile: off-cpu ", out, re.M)}
+    on = {int(m.group(1)) for m in re.finditer(r"^\S+ \S+\s+\S+\s+(\d+) \[\d+\] [\d.]+: profile: \d+ ", out, re.M)}
+    return off, on
+
+
+def test_thread_and_cgroup_selection(pp, needs_root, workload):
+    """-t the napper: only its waits; --cgroups: only the tasks in that cgroup, of two alike."""
+    a = subprocess.Popen([workload("offcpu"), "split", "6000"], stdout=subprocess.DEVNULL)
+    b = subprocess.Popen([workload("offcpu"), "split", "6000"], stdout=subprocess.DEVNULL)
+    mount = perf_event_cgroup_mount()
+    cg = os.path.join(mount, "pp_offcpu_%06x" % random.getrandbits(24)) if mount else None
+    try:
+        time.sleep(0.3)
+        napper = max(int(t) for t in os.listdir("/proc/%d/task" % a.pid))
+
+        def lines(args):
+            r = pp.start(["profile", "-F", str(F), "-g", "--off-cpu"] + args)
+            time.sleep(1.5)
+            r.send(signal.SIGINT)
+            rc, out, err = r.finish(timeout=20)
+            assert rc == 0 and err == "", (args, rc, err)
+            return off_cpu_tids(out)
+
+        off, on = lines(["-t", str(napper)])
+        assert off == {napper} and on <= {napper}, (off, on)
+        if cg is None:
+            skip_or_fail("no cgroup hierarchy is mounted")
+        os.mkdir(cg)
+        with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+            f.write(str(a.pid))
+        off, on = lines(["--cgroups", os.path.basename(cg)])
+        a_tids = {int(t) for t in os.listdir("/proc/%d/task" % a.pid)}
+        assert napper in off and off <= a_tids and a.pid in on and on <= a_tids, (off, on, a_tids)
+    finally:
+        a.kill()
+        b.kill()
+        a.wait()
+        b.wait()
+        if cg and os.path.isdir(cg):
+            os.rmdir(cg)
