@@ -11,12 +11,14 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <functional>
 #include <string>
 
 #include "core/text.h"
 #include "perf-prof/error.h"
 #include "perf-prof/read_values.h"
+#include "shell.h"
 
 using namespace perfprof;
 
@@ -230,4 +232,62 @@ TEST(Session, GroupsTicksDefaultIntervalAndRunTimeFilters) {
     });
     EXPECT_EQ(got,
               "grouped 1 read 1 members 3 clock 1 ticks 1 intervals 1 filter '' again 1 instances 1\n");
+}
+
+namespace {
+
+// Counts the context-switch records of the launched command and asks now() at the end.
+class Switches final : public Profiler {
+public:
+    Switches(Context& ctx, int out) : ctx_(ctx), out_(out) {}
+
+    EventPlan plan() override {
+        EventSpec ev;
+        ev.name = "cpu-clock";
+        ev.kind = EventKind::Other;
+        ev.attr.size = sizeof ev.attr;
+        ev.attr.type = PERF_TYPE_SOFTWARE;
+        ev.attr.config = PERF_COUNT_SW_CPU_CLOCK;
+        ev.attr.sample_period = 1'000'000'000;  // no samples to speak of: the records are the point
+        ev.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+        ev.attr.context_switch = 1;
+        EventPlan p;
+        p.events.push_back(std::move(ev));
+        p.order = true;
+        return p;
+    }
+    void sample(const Sample&) noexcept override {}
+    void context_switch(const ContextSwitch& c) noexcept override {
+        if (ctx_.threads().empty() || c.tid != uint32_t(ctx_.threads()[0])) return;
+        ++(c.out ? outs_ : ins_);
+        ordered_ &= c.time >= last_;
+        last_ = c.time;
+    }
+    void finish() override {
+        const uint64_t now = ctx_.now();
+        const std::string line = "outs " + std::to_string(outs_ >= 5) + " ins " + std::to_string(ins_ >= 5) +
+                                 " ordered " + std::to_string(ordered_) + " now " +
+                                 std::to_string(now >= last_ && now - last_ < 5'000'000'000ull) + "\n";
+        core::write_all(out_, line);
+    }
+
+private:
+    Context& ctx_;
+    int out_;
+    uint64_t outs_ = 0, ins_ = 0, last_ = 0;
+    bool ordered_ = true;
+};
+
+}  // namespace
+
+TEST(Session, ContextSwitchRecordsAndTheTimeNowReachTheProfiler) {
+    const std::string got = in_child([](int out) {
+        Options opt;
+        // Five 10 ms sleeps: each a switch-out and a switch-in of the command.
+        opt.workload = {(std::filesystem::path(test::self_exe()).parent_path() / "workloads" / "sleeper").string(),
+                        "5", "10", "0"};
+        perf::Session s(perf::DeviceSpec{"top", [out](Context& c) { return std::make_unique<Switches>(c, out); }, opt});
+        EXPECT_EQ(s.run(), 0);
+    });
+    EXPECT_EQ(got, "outs 1 ins 1 ordered 1 now 1\n");
 }
