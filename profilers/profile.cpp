@@ -11,7 +11,6 @@
 #include "core/format.h"
 #include "core/parse.h"
 #include "core/time.h"
-#include "event/tp_field.h"
 #include "filter/bpf_filter.h"
 #include "output/event_line.h"
 #include "perf-prof/error.h"
@@ -24,7 +23,6 @@
 #include "stack/pprof_stacks.h"
 #include "stack/stack_outputs.h"
 #include "stack/stack_printer.h"
-#include "tep/tep.h"
 #include "unwind/call_graph.h"
 
 namespace perfprof {
@@ -334,23 +332,13 @@ private:
     // --off-cpu: sched_switch samples the stack each task leaves the CPU with (filtered to
     // leave out the idle task), and its switch records say when the task came back.
     void plan_off_cpu(EventPlan& p, const ProfileOptions& own, bool kernel, bool user) {
-        const Options& opt = ctx_.options();
-        tep_event* tp = ctx_.tep().event("sched", "sched_switch");
-        prev_state_ = event::tp_field(tp, "prev_state");
-        EventSpec e;
-        e.sys = "sched";
-        e.name = "sched_switch";
-        e.tp = tp;
-        e.attr.type = PERF_TYPE_TRACEPOINT;
-        e.attr.config = uint64_t(tp->id);
-        e.attr.sample_period = 1;
         // The sample_id trailer of every record of the ring is laid out by the first event's
         // sample_type: TID, TIME and CPU here too.
-        e.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
-        e.attr.context_switch = 1;
-        e.filter = "prev_pid != 0";
-        unwind::request_stacks(e.attr, kernel, user, opt.dwarf_stack);
-        p.events.push_back(std::move(e));
+        sched::SwitchEvent e =
+            sched::switch_event(ctx_.tep(), PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU, kernel,
+                                user, ctx_.options().dwarf_stack);
+        prev_state_ = e.prev_state;
+        p.events.push_back(std::move(e.spec));
         p.order = true;  // a task leaves one CPU and comes back on another
         off_ = std::make_unique<sched::OffCpu>(
             sched::OffCpu::Config{.min_ns = own.off_cpu_min, .period_ns = 1'000'000'000 / freq_},
@@ -439,7 +427,8 @@ extern const ProfilerInfo profile_info;
 const ProfilerInfo profile_info = {
     .name = "profile",
     .summary = "Sample the CPUs: hot spots, stacks, flame graphs.",
-    .usage = "[OPTION...] -F freq [-g [--off-cpu]] [--flame-graph file] [--pprof file] [--than PCT] [[--] <command>]",
+    .usage =
+        "[OPTION...] -F freq [-g [--off-cpu]] [--flame-graph file] [--pprof file] [--than PCT] [[--] <command>]",
     .body =
         {
             "SYNOPSIS",

@@ -1,5 +1,11 @@
 #include "sched/off_cpu.h"
 
+#include <linux/perf_event.h>
+
+#include "event/tp_field.h"
+#include "tep/tep.h"
+#include "unwind/call_graph.h"
+
 namespace perfprof::sched {
 
 namespace {
@@ -10,6 +16,24 @@ constexpr uint64_t kStaleNs = 10'000'000'000ull;
 constexpr size_t kManyTasks = 4096;
 
 }  // namespace
+
+SwitchEvent switch_event(tep::Tep& tep, uint64_t sample_type, bool kernel, bool user, uint32_t dwarf_stack) {
+    tep_event* tp = tep.event("sched", "sched_switch");
+    SwitchEvent e;
+    e.prev_state = event::tp_field(tp, "prev_state");
+    e.spec.sys = "sched";
+    e.spec.name = "sched_switch";
+    e.spec.tp = tp;
+    e.spec.attr.type = PERF_TYPE_TRACEPOINT;
+    e.spec.attr.config = uint64_t(tp->id);
+    e.spec.attr.sample_period = 1;
+    e.spec.attr.sample_type = sample_type | PERF_SAMPLE_RAW;
+    e.spec.attr.context_switch = 1;
+    // The idle task leaving is a CPU waking up, not a wait ending.
+    e.spec.filter = "prev_pid != 0";
+    unwind::request_stacks(e.spec.attr, kernel, user, dwarf_stack);
+    return e;
+}
 
 const char* off_cpu_state(uint64_t prev_state) {
     // sched_switch reports TASK_REPORT_MAX (0x100) for a preempted task, the state index bit

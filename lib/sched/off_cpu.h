@@ -14,9 +14,24 @@
 #include <unordered_map>
 #include <vector>
 
+#include "filter/record_field.h"
+#include "perf-prof/profiler.h"
 #include "perf-prof/sample.h"
 
+namespace perfprof::tep {
+class Tep;
+}
+
 namespace perfprof::sched {
+
+// The event OffCpu is fed from: sched:sched_switch sampled at every switch-out with the stacks
+// asked for (unwind::request_stacks) and `sample_type` (TID and TIME at least; RAW is added),
+// opened with attr.context_switch for the switch-in records; and where its prev_state is.
+struct SwitchEvent {
+    EventSpec spec;
+    filter::RecordField prev_state;
+};
+SwitchEvent switch_event(tep::Tep& tep, uint64_t sample_type, bool kernel, bool user, uint32_t dwarf_stack);
 
 // The state a sched_switch prev_state names, as task-state prints it ("S", "D", "R" for a
 // preempted task, ...); nullptr for a task leaving for good (dead or zombie).

@@ -4,14 +4,11 @@
 
 #include <cstring>
 
-#include "event/tp_field.h"
 #include "perf/proc_tasks.h"
 #include "sched/off_cpu.h"
 #include "serve/process_info.h"
 #include "stack/pprof_stacks.h"
 #include "stack/stack_printer.h"
-#include "tep/tep.h"
-#include "unwind/call_graph.h"
 
 namespace perfprof::serve {
 
@@ -50,20 +47,11 @@ public:
     }
 
     EventPlan plan() override {
-        tep_event* tp = ctx_.tep().event("sched", "sched_switch");
-        prev_state_ = event::tp_field(tp, "prev_state");
-        EventSpec e;
-        e.sys = "sched";
-        e.name = "sched_switch";
-        e.tp = tp;
-        e.attr.type = PERF_TYPE_TRACEPOINT;
-        e.attr.config = uint64_t(tp->id);
-        e.attr.sample_period = 1;
-        e.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
-        e.attr.context_switch = 1;  // the switch-ins end the waits
-        unwind::request_stacks(e.attr, true, true, ctx_.options().dwarf_stack);
+        sched::SwitchEvent e = sched::switch_event(ctx_.tep(), PERF_SAMPLE_TID | PERF_SAMPLE_TIME, true, true,
+                                                   ctx_.options().dwarf_stack);
+        prev_state_ = e.prev_state;
         EventPlan p;
-        p.events.push_back(std::move(e));
+        p.events.push_back(std::move(e.spec));
         p.inherit = true;  // the threads the target creates while it is profiled
         p.order = true;    // a thread leaves one CPU's ring and comes back in another's
         p.pages = 64;

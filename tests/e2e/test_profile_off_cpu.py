@@ -18,21 +18,13 @@ import time
 import pytest
 
 import browser
+from test_flamegraph import read_folded
 from conftest import (REPO, assert_not_crashed, perf_event_cgroup_mount, require_root, skip_or_fail,
                       wait_opened)
 
 F = 997
 PERIOD_MS = 1000.0 / F
 ARTIFACTS = os.path.join(REPO, "build", "test-artifacts")
-
-
-def read_folded(path):
-    counts = {}
-    with open(path) as f:
-        for line in f:
-            stack, n = line.rstrip("\n").rsplit(" ", 1)
-            counts[stack] = counts.get(stack, 0) + int(n)
-    return counts
 
 
 def total(folded, pred):

@@ -4,9 +4,9 @@
 // result comes back through a pipe. Needs perf_event_open (root).
 #include "perf/session.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/perf_event.h>
-#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,22 +24,27 @@ using namespace perfprof;
 
 namespace {
 
+// The cpu-clock, sampled every `period` ns of CPU time.
+EventSpec cpu_clock(uint64_t period) {
+    EventSpec ev;
+    ev.name = "cpu-clock";
+    ev.kind = EventKind::Other;
+    ev.attr.size = sizeof ev.attr;
+    ev.attr.type = PERF_TYPE_SOFTWARE;
+    ev.attr.config = PERF_COUNT_SW_CPU_CLOCK;
+    ev.attr.sample_period = period;
+    ev.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+    return ev;
+}
+
 // Counts its samples, and those forwarded by a nested child; writes them at finish().
 class Counting final : public Profiler {
 public:
     Counting(Context& ctx, int out, bool nest) : ctx_(ctx), out_(out), nest_(nest) {}
 
     EventPlan plan() override {
-        EventSpec ev;
-        ev.name = "cpu-clock";
-        ev.kind = EventKind::Other;
-        ev.attr.size = sizeof ev.attr;
-        ev.attr.type = PERF_TYPE_SOFTWARE;
-        ev.attr.config = PERF_COUNT_SW_CPU_CLOCK;
-        ev.attr.sample_period = 200'000;  // 0.2 ms of CPU time
-        ev.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
         EventPlan p;
-        p.events.push_back(std::move(ev));
+        p.events.push_back(cpu_clock(200'000));  // 0.2 ms of CPU time
         if (nest_) p.nested.push_back({"child", "-x", {}});
         return p;
     }
@@ -161,7 +166,8 @@ public:
         tp.name = "sched_process_exec";
         tp.attr.size = sizeof tp.attr;
         tp.attr.type = PERF_TYPE_TRACEPOINT;
-        tp.attr.config = std::stoull(core::read_file_or_empty("/sys/kernel/tracing/events/sched/sched_process_exec/id"));
+        tp.attr.config =
+            std::stoull(core::read_file_or_empty("/sys/kernel/tracing/events/sched/sched_process_exec/id"));
         tp.attr.sample_period = 1;
         tp.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
         tp.start_disabled = true;
@@ -196,11 +202,11 @@ public:
             if (r.size() == 3) clock += r.value(2);
         }
         const std::string line = "grouped " + std::to_string(grouped_ > 0) + " read " + std::to_string(read) +
-                                 " members " + std::to_string(members) + " clock " + std::to_string(clock > 0) +
-                                 " ticks " +
-                                 std::to_string(ticks_ > 1) + " intervals " + std::to_string(intervals_ > 0) +
-                                 " filter '" + filter_ + "' again " + std::to_string(!refiled_.empty()) +
-                                 " instances " + std::to_string(ctx_.instances() == ctx_.cpu_count()) + "\n";
+                                 " members " + std::to_string(members) + " clock " +
+                                 std::to_string(clock > 0) + " ticks " + std::to_string(ticks_ > 1) +
+                                 " intervals " + std::to_string(intervals_ > 0) + " filter '" + filter_ +
+                                 "' again " + std::to_string(!refiled_.empty()) + " instances " +
+                                 std::to_string(ctx_.instances() == ctx_.cpu_count()) + "\n";
         core::write_all(out_, line);
     }
 
@@ -227,11 +233,11 @@ TEST(Session, GroupsTicksDefaultIntervalAndRunTimeFilters) {
     const std::string got = in_child([](int out) {
         Options opt;
         opt.workload = {"/bin/sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"};
-        perf::Session s(perf::DeviceSpec{"top", [out](Context& c) { return std::make_unique<Grouped>(c, out); }, opt});
+        perf::Session s(
+            perf::DeviceSpec{"top", [out](Context& c) { return std::make_unique<Grouped>(c, out); }, opt});
         EXPECT_EQ(s.run(), 0);
     });
-    EXPECT_EQ(got,
-              "grouped 1 read 1 members 3 clock 1 ticks 1 intervals 1 filter '' again 1 instances 1\n");
+    EXPECT_EQ(got, "grouped 1 read 1 members 3 clock 1 ticks 1 intervals 1 filter '' again 1 instances 1\n");
 }
 
 namespace {
@@ -242,14 +248,7 @@ public:
     Switches(Context& ctx, int out) : ctx_(ctx), out_(out) {}
 
     EventPlan plan() override {
-        EventSpec ev;
-        ev.name = "cpu-clock";
-        ev.kind = EventKind::Other;
-        ev.attr.size = sizeof ev.attr;
-        ev.attr.type = PERF_TYPE_SOFTWARE;
-        ev.attr.config = PERF_COUNT_SW_CPU_CLOCK;
-        ev.attr.sample_period = 1'000'000'000;  // no samples to speak of: the records are the point
-        ev.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+        EventSpec ev = cpu_clock(1'000'000'000);  // no samples to speak of: the records are the point
         ev.attr.context_switch = 1;
         EventPlan p;
         p.events.push_back(std::move(ev));
@@ -284,9 +283,11 @@ TEST(Session, ContextSwitchRecordsAndTheTimeNowReachTheProfiler) {
     const std::string got = in_child([](int out) {
         Options opt;
         // Five 10 ms sleeps: each a switch-out and a switch-in of the command.
-        opt.workload = {(std::filesystem::path(test::self_exe()).parent_path() / "workloads" / "sleeper").string(),
-                        "5", "10", "0"};
-        perf::Session s(perf::DeviceSpec{"top", [out](Context& c) { return std::make_unique<Switches>(c, out); }, opt});
+        opt.workload = {
+            (std::filesystem::path(test::self_exe()).parent_path() / "workloads" / "sleeper").string(), "5",
+            "10", "0"};
+        perf::Session s(
+            perf::DeviceSpec{"top", [out](Context& c) { return std::make_unique<Switches>(c, out); }, opt});
         EXPECT_EQ(s.run(), 0);
     });
     EXPECT_EQ(got, "outs 1 ins 1 ordered 1 now 1\n");
