@@ -176,8 +176,14 @@ public:
         ev.kind = EventKind::Other;
         perf_event_attr& a = ev.attr;
         a.size = sizeof(a);
-        a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_READ;
-        a.read_format = 0;  // the READ value is the running counter
+        // SPEC §4.2 reads the counter (PERF_SAMPLE_READ) and prints its growth since the
+        // previous sample: for a sampling event that growth is the sample's period, which the
+        // kernel gives as PERF_SAMPLE_PERIOD. READ costs much more: on the inherited events of a
+        // command or -p (6.12+), it stops the kernel from swapping the perf contexts of the
+        // program's threads at each switch, and a context-switch storm ran at a quarter of its
+        // speed (bench/off_cpu_bench.py); the counters it read were also per thread, not per
+        // ring, so the growth per ring mixed threads.
+        a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
         a.exclude_user = own.exclude_user;
         a.exclude_kernel = own.exclude_kernel;
         a.exclude_guest = own.exclude_guest;
@@ -287,12 +293,8 @@ public:
         }
         const size_t inst = s.instance < 0 ? 0 : static_cast<size_t>(s.instance);
         if (inst >= state_.size()) state_.resize(inst + 1);
-        Instance& st = state_[inst];
-        // The counter's growth since this instance's previous sample (all of it the first time).
-        const uint64_t delta = s.read_value >= st.last_value ? s.read_value - st.last_value : 0;
-        st.last_value = s.read_value;
-        if (min_count_ && !busy_enough(st, s.time)) return;
-        print_sample(s, delta);
+        if (min_count_ && !busy_enough(state_[inst], s.time)) return;
+        print_sample(s, s.period);  // the counter's growth since the event's previous sample
     }
 
     // Nested in trace (SPEC §2.8): the parent hands each of our samples back to be printed.
@@ -371,7 +373,6 @@ private:
     }
 
     struct Instance {
-        uint64_t last_value = 0;
         uint64_t window_start = 0;  // perf time of the current 1-second window's first sample
         uint64_t count = 0;
     };
@@ -387,13 +388,13 @@ private:
         return ++st.count >= min_count_;
     }
 
-    void print_sample(const Sample& s, uint64_t delta) noexcept {
+    void print_sample(const Sample& s, uint64_t period) noexcept {
         FILE* out = ctx_.out();
         if (lines_) {
             line_.clear();
             output::append_line_head(ctx_, s.time, s.tid, s.cpu, {}, 0, line_, s.title);
             line_ += "profile: ";
-            core::append_uint(line_, delta, 0);
+            core::append_uint(line_, period, 0);
             line_ += suffix_;
             std::fwrite(line_.data(), 1, line_.size(), out);
         }

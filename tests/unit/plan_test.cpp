@@ -316,7 +316,28 @@ TEST(Plan, KmemleakPointerExpressions) {
     EXPECT_NE(msg.find("ptr attribute is not set"), std::string::npos) << msg;
 }
 
-// ---- profile (no tracepoint: the plan needs no format) ----
+// ---- profile (no tracepoint: the plan needs no format; --off-cpu: sched_switch's) ----
+
+TEST(Plan, ProfileOffCpuAddsSwitchOutSamplesAndSwitchRecords) {
+    PlanContext ctx({"profile", "-F", "99", "-g", "--off-cpu", "--off-cpu-min", "1ms"});
+    EventPlan p = ctx.plan();
+    ASSERT_EQ(p.events.size(), 2u);
+    const EventSpec& sw = p.events[1];
+    EXPECT_EQ(sw.sys + ":" + sw.name, "sched:sched_switch");
+    EXPECT_EQ(sw.attr.type, uint32_t(PERF_TYPE_TRACEPOINT));
+    EXPECT_EQ(sw.attr.sample_period, 1u);
+    EXPECT_EQ(sw.attr.context_switch, 1u);
+    EXPECT_EQ(sw.filter, "prev_pid != 0");
+    EXPECT_TRUE(sw.attr.sample_type & PERF_SAMPLE_RAW);
+    EXPECT_TRUE(sw.attr.sample_type & PERF_SAMPLE_CALLCHAIN);
+    // The sample_id trailer is laid out by the first event's sample_type: the same bits here.
+    constexpr uint64_t kTrailer = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_ID;
+    EXPECT_EQ(sw.attr.sample_type & kTrailer, p.events[0].attr.sample_type & kTrailer);
+    EXPECT_TRUE(p.order);
+    EXPECT_EQ(p.pages, 128);
+    // No stacks, no off-CPU time: refused.
+    EXPECT_NE(plan_error({"profile", "-F", "99", "--off-cpu"}).find("--off-cpu needs -g"), std::string::npos);
+}
 
 TEST(Plan, ProfileOneSampledCounter) {
     PlanContext ctx({"profile", "-F", "99"});
@@ -325,7 +346,7 @@ TEST(Plan, ProfileOneSampledCounter) {
     const EventSpec& e = p.events[0];
     EXPECT_EQ(e.kind, EventKind::Other);
     EXPECT_EQ(e.attr.sample_type,
-              uint64_t(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_READ));
+              uint64_t(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD));
     EXPECT_TRUE(e.attr.type == PERF_TYPE_HARDWARE || e.attr.type == PERF_TYPE_SOFTWARE) << e.attr.type;
     EXPECT_TRUE(e.name == "ref-cycles" || e.name == "cpu-cycles" || e.name == "cpu-clock") << e.name;
 
