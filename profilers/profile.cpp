@@ -189,6 +189,7 @@ public:
         a.exclude_guest = own.exclude_guest;
         a.exclude_host = own.exclude_host;
         ev.name = choose_event(a, opt.verbose);
+        period_ns_ = a.type == PERF_TYPE_SOFTWARE && a.config == PERF_COUNT_SW_CPU_CLOCK;
         // The software clock has no notion of host and guest: it would sample the host.
         if (own.exclude_host && a.type == PERF_TYPE_SOFTWARE)
             throw Error::usage(
@@ -290,6 +291,10 @@ public:
                 return;
             }
             off_->ran(s.tid, s.time);
+            // Weighed by the CPU time it stands for, in the periods the waits are in (the
+            // kernel's frequency mode moves the period away from 1/F when a task runs in
+            // slices much shorter than it).
+            weight_ = period_ns_ ? off_->on_cpu(s.tid, s.period) : 1;
         }
         const size_t inst = s.instance < 0 ? 0 : static_cast<size_t>(s.instance);
         if (inst >= state_.size()) state_.resize(inst + 1);
@@ -308,7 +313,11 @@ public:
 
     void context_switch(const ContextSwitch& c) noexcept override {
         last_time_ = std::max(last_time_, c.time);
-        if (off_ && !c.out) off_->switched_in(c.tid, c.time);
+        if (!off_) return;
+        if (c.out)
+            off_->left(c.tid, c.time);
+        else
+            off_->switched_in(c.tid, c.time);
     }
 
     void lost(const LostRange&) noexcept override {
@@ -399,7 +408,7 @@ private:
             std::fwrite(line_.data(), 1, line_.size(), out);
         }
         if (!s.callchain || !printer_) return;
-        if (stack::count_stack(flame_.get(), pprof_.get(), s, ctx_.comm(s.pid))) return;
+        if (stack::count_stack(flame_.get(), pprof_.get(), s, ctx_.comm(s.pid), weight_)) return;
         line_.clear();
         printer_->print(s.callchain, s.callchain_nr, s.pid, line_);
         std::fwrite(line_.data(), 1, line_.size(), out);
@@ -418,6 +427,8 @@ private:
     std::unique_ptr<sched::OffCpu> off_;      // --off-cpu
     filter::RecordField prev_state_;
     uint64_t last_time_ = 0;  // the newest event time seen: the end of the run if the clock cannot say
+    uint64_t weight_ = 1;     // of the sample being counted (--off-cpu: its CPU time in periods)
+    bool period_ns_ = false;  // the sampled event's period is ns of CPU time (cpu-clock)
     std::string root_;        // count_wait()'s buffer
     int64_t interval_start_ = 0;
 };

@@ -89,6 +89,19 @@ void OffCpu::switched_out(const Sample& s, uint64_t prev_state) {
     if (fresh && tasks_.size() > kManyTasks && s.time - last_sweep_ > kStaleNs) sweep(s.time);
 }
 
+void OffCpu::left(uint32_t tid, uint64_t time) {
+    auto it = tasks_.find(tid);
+    if (it != tasks_.end() && it->second.open && time > it->second.start) it->second.start = time;
+}
+
+uint64_t OffCpu::on_cpu(uint32_t tid, uint64_t ns) {
+    if (!cfg_.period_ns) return ns;
+    Task& t = tasks_.try_emplace(tid).first->second;
+    const uint64_t total = t.carry + ns;
+    t.carry = total % cfg_.period_ns;
+    return total / cfg_.period_ns;
+}
+
 void OffCpu::switched_in(uint32_t tid, uint64_t time) {
     auto it = tasks_.find(tid);
     if (it == tasks_.end()) return;  // never seen leaving (off CPU since before the run)

@@ -57,8 +57,15 @@ public:
 
     // A sched_switch sample of the task leaving (s.pid/s.tid, s.time, s.callchain).
     void switched_out(const Sample& s, uint64_t prev_state);
+    // The task's switch-out record (PERF_RECORD_SWITCH, after the sched_switch sample): its
+    // clock stops here, so the wait starts here. The time the kernel spent taking the sample's
+    // stack is the task's CPU time, and is not counted twice.
+    void left(uint32_t tid, uint64_t time);
     // The task came back onto a CPU.
     void switched_in(uint32_t tid, uint64_t time);
+    // `ns` of the task's CPU time (an on-CPU sample's period): its weight in units, the
+    // remainder carried with its waits' (a thread's on- and off-CPU units add up to its time).
+    uint64_t on_cpu(uint32_t tid, uint64_t ns);
     // The task was seen running (an on-CPU sample): ends a wait whose switch-in was lost.
     void ran(uint32_t tid, uint64_t time);
     // Records were lost: no open wait can be trusted.

@@ -13,11 +13,12 @@ StackOutputs stack_outputs(const Options& opt, sym::Symbolizer& symbols, const S
     return out;
 }
 
-bool count_stack(FlameGraph* flame, PprofStacks* pprof, const Sample& s, std::string_view comm) {
+bool count_stack(FlameGraph* flame, PprofStacks* pprof, const Sample& s, std::string_view comm, uint64_t n) {
     if (!flame && !pprof) return false;
+    if (n == 0) return true;
     if (comm == "<...>") comm = {};
-    if (flame) flame->add_callchain(s.callchain, s.callchain_nr, s.pid, comm);
-    if (pprof) pprof->add_callchain(s.callchain, s.callchain_nr, s.pid, comm);
+    if (flame) flame->add_callchain(s.callchain, s.callchain_nr, s.pid, comm, n);
+    if (pprof) pprof->add_callchain(s.callchain, s.callchain_nr, s.pid, comm, n);
     return true;
 }
 

@@ -46,7 +46,9 @@ StackOutputs stack_outputs(const Options& opt, sym::Symbolizer& symbols, const S
 
 // Counts the sample's call chain into every output given (either may be null), under its
 // process's name `comm`: the folded root frame and pprof's comm label, left out when the name
-// is unknown ("<...>"). False when there is no output to count it in: the caller prints it.
-bool count_stack(FlameGraph* flame, PprofStacks* pprof, const Sample& s, std::string_view comm);
+// is unknown ("<...>"), `n` times (a weight; 0 counts nothing). False when there is no output
+// to count it in: the caller prints it.
+bool count_stack(FlameGraph* flame, PprofStacks* pprof, const Sample& s, std::string_view comm,
+                 uint64_t n = 1);
 
 }  // namespace perfprof::stack

@@ -195,7 +195,8 @@ def test_lines_without_a_flame_graph(pp, needs_root, workload):
     out = ok(pp, ["profile", "-F", str(F), "-g", "--off-cpu", "--", workload("offcpu"), "vfork", "3", "20"])
     waits = re.findall(r"profile: off-cpu D (\d+\.\d+) ms", out)
     assert len(waits) >= 3, out[-2000:]
-    assert sum(1 for w in waits if 19.5 <= float(w) <= 40) >= 3, waits
+    # Each at least the child's 20 ms sleep (the first vfork also copies the profiler's events).
+    assert sum(1 for w in waits if 19.5 <= float(w) <= 500) >= 3, waits
 
 
 def test_dwarf_stacks(pp, needs_root, workload, tmp_path):

@@ -24,7 +24,8 @@ struct Fixture {
     OffCpu off;
     explicit Fixture(OffCpu::Config cfg = {})
         : off(cfg, [this](const OffCpu::Wait& w) {
-              got.push_back({w.pid, w.tid, w.cpu, w.state, w.start, w.ns, w.units, {w.chain.begin(), w.chain.end()}});
+              got.push_back(
+                  {w.pid, w.tid, w.cpu, w.state, w.start, w.ns, w.units, {w.chain.begin(), w.chain.end()}});
           }) {}
 
     void out(uint32_t tid, uint64_t t, uint64_t state, std::vector<uint64_t> chain = {0x1000, 0x2000}) {
@@ -194,4 +195,32 @@ TEST(OffCpu, ManyShortLivedTasksDoNotAccumulate) {
     for (uint32_t tid = 30001; tid <= 30010; tid++) f.out(tid, later + tid, 1);
     EXPECT_LT(f.off.tasks(), 100u);
     EXPECT_EQ(f.off.open_waits(), 10u);
+}
+
+TEST(OffCpu, TheSwitchOutRecordStartsTheWait) {
+    Fixture f;
+    f.out(7, 1000, 1);    // the sched_switch sample, taken while the task still runs
+    f.off.left(7, 1300);  // its switch-out record: the task's clock stops here
+    f.off.left(8, 1300);  // another task's: nothing open
+    f.off.switched_in(7, 5000);
+    ASSERT_EQ(f.got.size(), 1u);
+    EXPECT_EQ(f.got[0].start, 1300u);
+    EXPECT_EQ(f.got[0].ns, 3700u);
+    f.off.left(7, 6000);  // a record without its sample: no wait to move
+    f.off.switched_in(7, 7000);
+    EXPECT_EQ(f.got.size(), 1u);
+}
+
+TEST(OffCpu, OnCpuTimeAndWaitsShareTheRemainder) {
+    Fixture f(OffCpu::Config{.period_ns = 1000});
+    // 600 ns on the CPU (no unit yet), a wait of 700 ns (1 unit: 1300), 1500 on the CPU (1 unit: 1800).
+    EXPECT_EQ(f.off.on_cpu(7, 600), 0u);
+    f.out(7, 0, 1);
+    f.off.switched_in(7, 700);
+    ASSERT_EQ(f.got.size(), 1u);
+    EXPECT_EQ(f.got[0].units, 1u);
+    EXPECT_EQ(f.off.on_cpu(7, 1500), 1u);
+    EXPECT_EQ(f.off.on_cpu(7, 200), 1u);  // 800 + 200
+    Fixture ns;                           // no period: ns pass through
+    EXPECT_EQ(ns.off.on_cpu(7, 1234), 1234u);
 }
