@@ -20,11 +20,12 @@ class Printer;
 
 class ChainCounts {
 public:
-    // Counts one chain of process `pid` under `root` ("" = none). The first pending chain of a
+    // Counts one chain of process `pid` under `root` ("" = none), `n` times (a weight: lock's
+    // microseconds of wait). The first pending chain of a
     // process has `p` read its maps now, while it lives. True when so many chains are pending
     // that the caller should symbolize them now. Hot path: no allocation but the map entry of
     // a chain not seen before.
-    bool add(Printer& p, const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view root);
+    bool add(Printer& p, const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view root, uint64_t n = 1);
     bool holds(uint32_t pid) const { return pids_.count(pid) != 0; }
     bool empty() const { return counts_.empty(); }
 

@@ -86,8 +86,8 @@ void FlameGraph::before_forget(uint32_t tgid) {
     if (pending(tgid)) fold_pending();
 }
 
-void FlameGraph::add_callchain(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view root) {
-    if (pending_.add(*printer_, ips, nr, pid, root)) fold_pending();
+void FlameGraph::add_callchain(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view root, uint64_t n) {
+    if (pending_.add(*printer_, ips, nr, pid, root, n)) fold_pending();
 }
 
 void FlameGraph::fold_pending() {

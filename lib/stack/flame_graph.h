@@ -41,9 +41,9 @@ public:
     // Counts one stack `n` times: folded "root;outer;...;inner;" (a trailing ';' is dropped),
     // or the line-per-frame text.
     void add(const std::string& stack, uint64_t n = 1);
-    // Counts a sampled call chain under `root` (the process name; empty: no root frame), in
+    // Counts a sampled call chain `n` times under `root` (the process name; empty: no root frame), in
     // the form this output takes, symbolized through the printer later.
-    void add_callchain(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view root);
+    void add_callchain(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view root, uint64_t n = 1);
     // Symbolizes every pending chain into its folded stack.
     void fold_pending();
     bool pending(uint32_t pid) const { return pending_.holds(pid); }
