@@ -75,7 +75,6 @@ public:
         if (stacks_ && !kernel && !user)
             throw Error::usage(
                 "lock: -g with --no-kernel-callchain and --no-user-callchain records no frame");
-        if (opt.flame_graph_given && !stacks_) throw Error::usage("lock: --flame-graph needs -g (stacks)");
         tsc_khz_ = ctx_.tsc_time() ? perf::tsc_khz() : 0;
         threshold_ = own.than_ns;
         if (threshold_ && tsc_khz_) threshold_ = threshold_ / 1000 * tsc_khz_ / 1000;  // in TSC cycles
@@ -369,10 +368,10 @@ const ProfilerInfo lock_info = {
             {Opt::KernelCallchain},
             {Opt::CallGraph, "record the stacks of the waits and of the releases"},
             {Opt::FlameGraph,
-             "with -g: the waiting stacks weighted by microseconds\n"
+             "the waiting stacks (implies -g) weighted by microseconds\n"
              "of wait into file.folded and file.svg (\"\" = stdout)"},
             {Opt::Pprof,
-             "with -g: Go's contention profile of the waiting stacks\n"
+             "Go's contention profile of the waiting stacks (implies -g)\n"
              "(contentions/count, delay/nanoseconds), gzipped"},
         },
     .create = create_profiler<LockProfiler>,
