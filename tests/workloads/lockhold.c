@@ -11,7 +11,11 @@
  *   exit     the holder keeps the mutex while the main thread exits the process: the waiter
  *            is still blocked (no total printed)
  *   storm    N threads (default 4) take and release one mutex for HOLD_MS ms (default 2000)
- *            of wall time; prints the lock operations made
+ *            of wall time, with OUTSIDE iterations of work between (argument 4, default 0);
+ *            prints the lock operations made. With a 5th argument "wait", starts after a
+ *            byte on stdin (a profiler attaches first: bench/lock_bench.py)
+ *   handoff  as storm (N is ignored), but two threads pass a turn through a condition variable,
+ *            OUTSIDE iterations of work per turn: one wake and one blocked wait a turn
  *
  * Lines: "lockhold: pid P", "lockhold: lock 0xADDR" (per lock), then at the end
  * "lockhold: waited NS ns in N waits" (the waiter's total, ns).
@@ -28,7 +32,7 @@
 
 #include "workload.h"
 
-#define USAGE "lockhold mutex|rwlock|condvar|locks|exit|storm [N] [HOLD_MS]"
+#define USAGE "lockhold mutex|rwlock|condvar|locks|exit|storm|handoff [N] [HOLD_MS] [OUTSIDE [wait]]"
 
 static long rounds = 100, hold_ms = 5;
 static pthread_mutex_t mutexes[3] = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
@@ -160,6 +164,7 @@ static void* blocked_waiter(void* arg) {
 /* storm: every thread takes and releases the mutex as fast as it can. */
 static atomic_int stop;
 static atomic_long ops;
+static long outside;
 __attribute__((noinline)) void storm_critical(volatile long* counter) {
     pthread_mutex_lock(&mutexes[0]);
     for (int i = 0; i < 50; i++) (*counter)++;
@@ -172,10 +177,48 @@ static void* stormer(void* arg) {
     long n = 0;
     while (!atomic_load(&stop)) {
         storm_critical(&counter);
+        for (long i = 0; i < outside; i++) counter++;
         n++;
     }
     atomic_fetch_add(&ops, n);
     return NULL;
+}
+
+/* handoff: two threads pass a turn through a mutex and a condition variable, OUTSIDE
+ * iterations of work per turn: every turn is one wake and one blocked wait. */
+static long turns;
+static int handoff_turn;
+static void* handoffer(void* arg) {
+    const int me = (int)(intptr_t)arg;
+    volatile long counter = 0;
+    for (;;) {
+        pthread_mutex_lock(&cv_mutex);
+        while (handoff_turn != me && !atomic_load(&stop)) pthread_cond_wait(&cv, &cv_mutex);
+        if (atomic_load(&stop)) {
+            pthread_cond_broadcast(&cv);
+            pthread_mutex_unlock(&cv_mutex);
+            return NULL;
+        }
+        handoff_turn = !me;
+        turns++;
+        pthread_cond_signal(&cv);
+        pthread_mutex_unlock(&cv_mutex);
+        for (long i = 0; i < outside; i++) counter++;
+    }
+}
+
+static int handoff(long ms) {
+    pthread_t t[2];
+    const uint64_t t0 = now_ns();
+    for (long i = 0; i < 2; i++) pthread_create(&t[i], NULL, handoffer, (void*)(intptr_t)i);
+    sleep_ms(ms);
+    atomic_store(&stop, 1);
+    pthread_mutex_lock(&cv_mutex);
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&cv_mutex);
+    for (long i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    printf("lockhold: %ld ops in %llu ns\n", turns, (unsigned long long)(now_ns() - t0));
+    return 0;
 }
 
 static int storm(long threads, long ms) {
@@ -196,13 +239,17 @@ int main(int argc, char** argv) {
         return 2;
     }
     mode = argv[1];
-    const int is_storm = strcmp(mode, "storm") == 0;
+    const int is_storm = strcmp(mode, "storm") == 0 || strcmp(mode, "handoff") == 0;
     if (is_storm) rounds = 4, hold_ms = 2000;
     if (argc > 2) rounds = parse_num(argv[2], USAGE);
     if (argc > 3) hold_ms = parse_num(argv[3], USAGE);
     setvbuf(stdout, NULL, _IOLBF, 0);
     printf("lockhold: pid %d\n", getpid());
-    if (is_storm) return storm(rounds, hold_ms);
+    if (is_storm) {
+        if (argc > 4) outside = parse_num(argv[4], USAGE);
+        if (argc > 5) wait_stdin();
+        return strcmp(mode, "handoff") == 0 ? handoff(hold_ms) : storm(rounds, hold_ms);
+    }
     if (strcmp(mode, "exit") == 0) {
         pthread_t w;
         pthread_mutex_lock(&mutexes[0]);
