@@ -181,7 +181,7 @@ void LockReport::render_stacks(const char* unit, const Names& names, std::string
             if (!h.tid && !h.stack) {
                 std::snprintf(
                     buf, sizeof buf,
-                    "  no release seen (timed out, interrupted or not traced): %llu waits  total %.3f %s\n",
+                    "  no futex release seen (timeouts, signals, thread exits): %llu waits  total %.3f %s\n",
                     (unsigned long long)h.waits, double(h.total) / 1000.0, unit);
                 out += buf;
                 continue;
