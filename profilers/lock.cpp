@@ -155,9 +155,9 @@ public:
 
     void finish() override {
         print_report();
-        if (waits_.open()) {
-            std::printf("lock: %zu waits still blocked at the end (not counted)\n", waits_.open());
-        }
+        if (waits_.open() && !ctx_.forwarding())
+            std::fprintf(ctx_.out(), "lock: %zu waits still blocked at the end (not counted)\n",
+                         waits_.open());
         flush_pprof(0, true);
         if (flame_) flame_->finish();
         if (pprof_) pprof_->finish();

@@ -54,18 +54,22 @@ void FutexWaits::record(const Enter& e, uint64_t uaddr, uint64_t requeue_to) noe
 
 void FutexWaits::enter(const Enter& e) noexcept {
     // A thread is in one syscall at a time: whatever it had open ended (its exit was lost).
+    // Entries stay in the table when closed: no allocation per wait, one node per thread.
     auto it = open_.find(e.tid);
     const Role role = role_of(e.op);
     if (role == Role::Wait) {
         if (it == open_.end()) {
             if (open_.size() >= kMaxOpen) trim();
-            open_.emplace(e.tid, Open{e.time, e.uaddr, e.pid, e.stack});
-        } else {
-            it->second = Open{e.time, e.uaddr, e.pid, e.stack};
+            it = open_.emplace(e.tid, Open{}).first;
         }
+        if (!it->second.active) active_++;
+        it->second = Open{e.time, e.uaddr, e.pid, e.stack, true};
         return;
     }
-    if (it != open_.end()) open_.erase(it);
+    if (it != open_.end() && it->second.active) {
+        it->second.active = false;
+        active_--;
+    }
     switch (role) {
         case Role::Release:
             record(e, e.uaddr, 0);
@@ -108,9 +112,11 @@ void FutexWaits::find_waker(Wait& w) const {
 
 void FutexWaits::exit(uint64_t time, uint32_t tid, int64_t ret) noexcept {
     auto it = open_.find(tid);
-    if (it == open_.end()) return;  // a release's exit, or a wait whose enter we did not see
+    // A release's exit, or a wait whose enter we did not see.
+    if (it == open_.end() || !it->second.active) return;
     const Open o = it->second;
-    open_.erase(it);
+    it->second.active = false;
+    active_--;
     if (time < o.start) return;
     Wait w;
     w.pid = o.pid;
@@ -146,19 +152,24 @@ void FutexWaits::exit(uint64_t time, uint32_t tid, int64_t ret) noexcept {
 
 void FutexWaits::clear() noexcept {
     open_.clear();
+    active_ = 0;
     std::fill(releases_.begin(), releases_.end(), Release{});
 }
 
-// Threads that died without a futex exit (their exits lost) leave open waits: past the bound,
-// the older half goes.
+// The threads seen, past the bound: those not waiting go; if that is not enough (threads that
+// died without a futex exit, their exits lost), the older half of the open waits too.
 void FutexWaits::trim() {
+    std::erase_if(open_, [](const auto& kv) { return !kv.second.active; });
+    if (open_.size() < kMaxOpen / 2) return;
     std::vector<uint64_t> starts;
     starts.reserve(open_.size());
     for (const auto& kv : open_) starts.push_back(kv.second.start);
     auto mid = starts.begin() + std::ptrdiff_t(starts.size() / 2);
     std::nth_element(starts.begin(), mid, starts.end());
     const uint64_t cut = *mid;
-    trimmed_ += std::erase_if(open_, [cut](const auto& kv) { return kv.second.start <= cut; });
+    const size_t dropped = std::erase_if(open_, [cut](const auto& kv) { return kv.second.start <= cut; });
+    trimmed_ += dropped;
+    active_ -= dropped;
 }
 
 }  // namespace perfprof::lock

@@ -17,9 +17,9 @@
 // move the others to uaddr2). Locks are keyed by (process, address): futexes shared between
 // processes have a different address in each and are not paired across them.
 //
-// Memory is bounded: one open wait per thread (a thread's next futex enter replaces it, the
-// table is trimmed of its oldest entries past kMaxOpen) and a fixed direct-mapped table of
-// the last release per address. Events must come in time order (the plan asks for it).
+// Memory is bounded: one entry per thread (a thread's next futex enter ends what it had open;
+// past kMaxOpen threads, those not waiting are dropped, then the oldest open waits) and a fixed direct-mapped
+// table of the last release per address. Events must come in time order (the plan asks for it).
 #pragma once
 
 #include <cstddef>
@@ -104,16 +104,17 @@ public:
     // Everything open is forgotten (a loss window: what happened in it is unknown).
     void clear() noexcept;
 
-    size_t open() const { return open_.size(); }
+    size_t open() const { return active_; }
     uint64_t errors() const { return errors_; }    // waits that failed otherwise (EINVAL...)
     uint64_t trimmed() const { return trimmed_; }  // open waits dropped by the bound
 
 private:
     struct Open {
-        uint64_t start;
-        uint64_t uaddr;
-        uint32_t pid;
-        uint32_t stack;
+        uint64_t start = 0;
+        uint64_t uaddr = 0;
+        uint32_t pid = 0;
+        uint32_t stack = 0;
+        bool active = false;
     };
     struct Release {
         uint64_t time = 0;
@@ -131,7 +132,8 @@ private:
     void trim();
 
     Sink& sink_;
-    std::unordered_map<uint32_t, Open> open_;  // by tid
+    std::unordered_map<uint32_t, Open> open_;  // by tid: every thread seen waiting, bounded
+    size_t active_ = 0;                        // entries of open_ with a wait open
     std::vector<Release> releases_;            // kSlots
     uint64_t errors_ = 0, trimmed_ = 0;
 };
