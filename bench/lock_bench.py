@@ -6,8 +6,10 @@ waits), in one run.
 
 Loads (tests/workloads/lockhold, SECONDS long, printing the operations it made):
   handoff  two threads pass a turn through a pthread mutex and condition variable: every turn
-           is a wake and a blocked wait (~150k futex calls/s here), the program does nothing
-           else: a steady, futex-bound load whose speed is the overhead to read;
+           is a wake and a blocked wait. With OUTSIDE 0 the program does nothing else (the
+           worst case: ~3.7 us a turn, ~600k futex calls/s, all of its time in futex calls and
+           switches); OUTSIDE 20000 adds ~5 us of work a turn (~300k futex calls/s, half its
+           time), OUTSIDE 100000 ~25 us (~70k/s, a lock-heavy program: a tenth of its time);
   storm    THREADS threads take and release one pthread mutex with nothing between (up to
            millions of futex calls a second). A mutex storm's speed is not a measure of
            overhead: slowing the futex calls changes how often the lock changes hands (a traced
@@ -30,6 +32,11 @@ per load:
                   switches nothing, where per-thread ones (-p, perf stat -p, perf trace -p) do;
                   its CPU per call counts the other processes' futex calls in the numerator only
   perf trace -s   perf trace -s -e futex -p, output to a file
+
+Columns: ops/s and speed (against untraced), ops/CPU (the load's operations per second of its own
+CPU time, utime+stime from wait4, against untraced: what tracing adds to its futex calls, less
+sensitive than wall speed to other work sharing the CPUs), futex calls (perf stat alongside),
+the tool's CPU time and CPU per futex call.
 
 Targets (issue 28, reported, not asserted): <= 0.5 us of CPU per futex event, the load keeps
 >= 90 % of its untraced speed.
@@ -61,12 +68,13 @@ def release(load):
     load.p.stdin.close()
 
 
-def ops_per_s(load):
+def ops_of(load):
+    """(operations, seconds) the load printed."""
     out = load.p.stdout.read().decode()
     m = re.search(r"lockhold: (\d+) ops in (\d+) ns", out)
     if not m:
         raise RuntimeError("load printed no ops line: " + out)
-    return int(m.group(1)) / (int(m.group(2)) / 1e9)
+    return int(m.group(1)), int(m.group(2)) / 1e9
 
 
 def attach(args, cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
@@ -82,7 +90,8 @@ def attach(args, cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL):
 
 def run_case(args, tmp, mode, outside, tools, count):
     """The load under `tools` (argv builders taking the pid), perf stat counting alongside when
-    `count`. Returns (ops/s, [rusage cpu s per tool], futex calls or None)."""
+    `count`. Returns (ops/s, ops per CPU second of the load, [rusage cpu s per tool], futex
+    calls or None)."""
     load = start_load(args, mode, outside)
     procs = [attach(args, t(load.pid), stderr=open(os.path.join(tmp, "tool%d.err" % i), "w"))
              for i, t in enumerate(tools)]
@@ -92,8 +101,9 @@ def run_case(args, tmp, mode, outside, tools, count):
         stat = attach(args, ["perf", "stat", "-x,", "-o", stat_out, "-e", "syscalls:sys_enter_futex", "-p",
                        str(load.pid)])
     release(load)
-    rate = ops_per_s(load)
+    ops, secs = ops_of(load)
     load.wait()
+    rate, per_cpu = ops / secs, ops / max(load.cpu_s(), 1e-9)
     cpus = []
     for p in procs:  # -p runs end with the load; system-wide ones at SIGINT
         deadline = time.monotonic() + 3
@@ -111,7 +121,7 @@ def run_case(args, tmp, mode, outside, tools, count):
         err = open(os.path.join(tmp, "tool%d.err" % i)).read().strip()
         if err:
             print("  stderr of %s: %s" % (tools[i](load.pid)[0], err[:300]))
-    return rate, cpus, calls
+    return rate, per_cpu, cpus, calls
 
 
 def bench_load(args, tmp, mode, outside):
@@ -128,22 +138,27 @@ def bench_load(args, tmp, mode, outside):
     results = {label: [] for label, _, _ in cases}
     for _ in range(args.reps):
         for label, tool, count in cases:
-            rate, cpus, calls = run_case(args, tmp, mode, outside, [tool] if tool else [], count)
-            results[label].append((rate, cpus[0] if cpus else 0.0, calls))
+            rate, per_cpu, cpus, calls = run_case(args, tmp, mode, outside, [tool] if tool else [], count)
+            results[label].append((rate, cpus[0] if cpus else 0.0, calls, per_cpu))
     med = lambda v: sorted(v)[len(v) // 2]  # noqa: E731
-    base = med([r for r, _, _ in results["untraced"]])
-    print("\nlockhold %s %d threads, %g s, outside %d; medians of %d runs; untraced %.0f ops/s (%s)"
+    base = med([r for r, _, _, _ in results["untraced"]])
+    base_cpu = med([p for _, _, _, p in results["untraced"]])
+    print("\nlockhold %s %d threads, %g s, outside %d; medians of %d runs; untraced %.0f ops/s (%s), "
+          "%.0f ops per CPU second of the load"
           % (mode, args.threads if mode == "storm" else 2, args.seconds, outside, args.reps, base,
-             ", ".join("%.0f" % r for r, _, _ in results["untraced"])))
-    print("  %-16s %12s %8s %14s %10s %12s" % ("tool", "ops/s", "speed", "futex calls", "CPU s", "CPU us/call"))
+             ", ".join("%.0f" % r for r, _, _, _ in results["untraced"]), base_cpu))
+    print("  %-16s %12s %8s %10s %14s %10s %12s"
+          % ("tool", "ops/s", "speed", "ops/CPU", "futex calls", "CPU s", "CPU us/call"))
     for label, _, _ in cases[1:]:
         rs = results[label]
-        rate = med([r for r, _, _ in rs])
-        calls = [c for _, _, c in rs if c]
-        pers = [cpu * 1e6 / c for _, cpu, c in rs if c]
-        print("  %-16s %12.0f %7.1f%% %14s %10.3f %12s"
-              % (label, rate, 100 * rate / base, "{:,}".format(med(calls)) if calls else "-",
-                 med([cpu for _, cpu, _ in rs]), "%.3f" % med(pers) if pers and label != "perf stat" else "-"))
+        rate = med([r for r, _, _, _ in rs])
+        per_cpu = med([p for _, _, _, p in rs])
+        calls = [c for _, _, c, _ in rs if c]
+        pers = [cpu * 1e6 / c for _, cpu, c, _ in rs if c]
+        print("  %-16s %12.0f %7.1f%% %9.1f%% %14s %10.3f %12s"
+              % (label, rate, 100 * rate / base, 100 * per_cpu / base_cpu,
+                 "{:,}".format(med(calls)) if calls else "-", med([cpu for _, cpu, _, _ in rs]),
+                 "%.3f" % med(pers) if pers and label != "perf stat" else "-"))
 
 
 def main():
@@ -161,8 +176,8 @@ def main():
     args.perf_prof, args.load = os.path.abspath(args.perf_prof), os.path.abspath(args.load)
     with tempfile.TemporaryDirectory(prefix="lock_bench.") as tmp:
         try:
-            bench_load(args, tmp, "handoff", 0)
-            bench_load(args, tmp, "storm", 0)
+            for mode, outside in (("handoff", 0), ("handoff", 20000), ("handoff", 100000), ("storm", 0)):
+                bench_load(args, tmp, mode, outside)
         finally:
             kill_started()
 

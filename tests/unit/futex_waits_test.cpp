@@ -155,6 +155,41 @@ TEST(FutexWaits, ARequeueWithoutALaterReleaseWokeTheWaitItself) {
     EXPECT_EQ(f.rec.waits[0].woken_on, A);
 }
 
+TEST(FutexWaits, PiLocksAndPiCondvars) {
+    Fixture f;
+    f.op(1000, 2, kLockPi | kPrivate, A);  // blocks on a PI mutex
+    f.op(1400, 1, kUnlockPi | kPrivate, A, 0, 4);
+    f.fw.exit(1401, 1, 0);
+    f.fw.exit(1500, 2, 0);
+    // A PI condition variable: wait on A to be requeued to the PI mutex B.
+    f.op(2000, 2, kWaitRequeuePi | kPrivate, A, B);
+    f.op(2500, 1, kCmpRequeuePi | kPrivate, A, B);
+    f.fw.exit(2501, 1, 1);
+    f.op(2800, 3, kUnlockPi | kPrivate, B, 0, 6);
+    f.fw.exit(2801, 3, 0);
+    f.fw.exit(3000, 2, 0);
+    ASSERT_EQ(f.rec.waits.size(), 2u);
+    EXPECT_EQ(f.rec.waits[0].waker_tid, 1u);
+    EXPECT_EQ(f.rec.waits[0].waker_stack, 4u);
+    ASSERT_TRUE(f.rec.waits[1].waker_known);
+    EXPECT_EQ(f.rec.waits[1].waker_tid, 3u);
+    EXPECT_EQ(f.rec.waits[1].woken_on, B);
+    EXPECT_EQ(f.rec.waits[1].ns(), 1000u);
+}
+
+TEST(FutexWaits, AThreadsTableKeepsOneEntryPerThread) {
+    Fixture f;
+    for (int i = 0; i < 1000; i++) {
+        f.wait(uint64_t(i) * 10, 2, A);
+        f.fw.exit(uint64_t(i) * 10 + 5, 2, -11);
+    }
+    EXPECT_EQ(f.fw.open(), 0u);
+    EXPECT_EQ(f.rec.retries.size(), 1000u);
+    f.wait(20000, 2, A);
+    f.wait(20001, 3, A);
+    EXPECT_EQ(f.fw.open(), 2u);
+}
+
 TEST(FutexWaits, WakeOpReleasesBothAddresses) {
     Fixture f;
     f.wait(1000, 2, B);
