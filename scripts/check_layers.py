@@ -66,6 +66,7 @@ LAYERS["lib/block"] = _CORES
 LAYERS["lib/counters"] = _CORES
 LAYERS["lib/hw"] = _CORES  # page-faults, breakpoint, event-care, watchdog
 LAYERS["lib/sql"] = _CORES
+LAYERS["lib/lock"] = _CORES  # lock: futex wait pairing, its report
 LAYERS["lib/heap"] = _CORES | {AGENT}
 LAYERS["lib/serve"] = _CORES | {"lib/heap", AGENT, "lib/http", "lib/sched"}
 # Profilers use any component; nothing includes them (they are reached through profilers.def).

@@ -359,5 +359,42 @@ TEST(Plan, ProfileOneSampledCounter) {
               std::string::npos);
 }
 
+// ---- lock ----
+
+TEST(Plan, LockFutexEnterAndExitInOrder) {
+    PlanContext ctx({"lock"});
+    EventPlan p = ctx.plan();
+    ASSERT_EQ(names(p), (std::vector<std::string>{"syscalls:sys_enter_futex", "syscalls:sys_exit_futex"}));
+    EXPECT_EQ(p.events[0].attr.config, recorded_id("syscalls/sys_enter_futex"));
+    EXPECT_EQ(p.events[1].attr.config, recorded_id("syscalls/sys_exit_futex"));
+    for (const EventSpec& e : p.events) {
+        EXPECT_EQ(e.attr.sample_type, uint64_t(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW));
+        EXPECT_EQ(e.filter, "");
+    }
+    EXPECT_TRUE(p.order);
+    EXPECT_FALSE(p.per_event_wakeup);
+}
+
+TEST(Plan, LockStacksOnTheEnterOnly) {
+    PlanContext ctx({"lock", "-g", "-p", "100"}, {100});
+    EventPlan p = ctx.plan();
+    ASSERT_EQ(p.events.size(), 2u);
+    EXPECT_TRUE(p.events[0].attr.sample_type & PERF_SAMPLE_CALLCHAIN);
+    EXPECT_FALSE(p.events[1].attr.sample_type & PERF_SAMPLE_CALLCHAIN);
+}
+
+TEST(Plan, LockRefusals) {
+    EXPECT_NE(plan_error({"lock", "--than", "0"}).find("than"), std::string::npos);
+    EXPECT_NE(plan_error({"lock", "--than", "x"}).find("invalid time"), std::string::npos);
+}
+
+TEST(Plan, LockPprofImpliesStacks) {
+    const std::string path = testing::TempDir() + "lock_plan.pb.gz";
+    PlanContext ctx({"lock", "--pprof", path});
+    EventPlan p = ctx.plan();
+    EXPECT_TRUE(p.events[0].attr.sample_type & PERF_SAMPLE_CALLCHAIN);
+    std::remove(path.c_str());
+}
+
 }  // namespace
 }  // namespace perfprof::unit
