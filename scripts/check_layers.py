@@ -68,7 +68,7 @@ LAYERS["lib/hw"] = _CORES  # page-faults, breakpoint, event-care, watchdog
 LAYERS["lib/sql"] = _CORES
 LAYERS["lib/lock"] = _CORES  # lock: futex wait pairing, its report
 LAYERS["lib/heap"] = _CORES | {AGENT}
-LAYERS["lib/serve"] = _CORES | {"lib/heap", AGENT, "lib/http", "lib/sched"}
+LAYERS["lib/serve"] = _CORES | {"lib/heap", AGENT, "lib/http", "lib/sched", "lib/lock"}
 # Profilers use any component; nothing includes them (they are reached through profilers.def).
 LAYERS["profilers"] = set(LAYERS) - {AGENT, "lib/perf_shim"}
 # main.cpp: parse, resolve, run; the registry through include/perf-prof/profiler.h.

@@ -116,6 +116,20 @@ private:
     std::string key_, maps_;  // maps_: the target's at the start (gperftools format)
 };
 
+// The child's profiler for the request's kind; its profile goes to kDataFd.
+std::unique_ptr<Profiler> sampler(Context& ctx, const ProfileRequest& r) {
+    auto write = [](const std::string& profile) { core::write_all(kDataFd, profile); };
+    switch (r.kind) {
+        case ProfileKind::Block:
+            return block_sampler(ctx, r.pid, write);
+        case ProfileKind::Mutex:
+            return mutex_sampler(ctx, r.pid, write);
+        case ProfileKind::Cpu:
+            break;
+    }
+    return std::make_unique<CpuSampler>(ctx, r);
+}
+
 // In the child: fds 0 /dev/null, 1 and 2 the messages, 3 the profile, nothing else of
 // serve's (its listening socket and connections must close when serve closes them).
 [[noreturn]] void child_main(const ProfileRequest& r, int data, int messages) {
@@ -139,16 +153,7 @@ private:
         opt.pids = std::to_string(r.pid);
         opt.call_graph = true;
         opt.dwarf_stack = r.dwarf_stack;
-        perf::Session session(perf::DeviceSpec{"serve",
-                                               [&r](Context& ctx) -> std::unique_ptr<Profiler> {
-                                                   auto write = [](const std::string& profile) {
-                                                       core::write_all(kDataFd, profile);
-                                                   };
-                                                   if (r.kind == ProfileKind::Block)
-                                                       return block_sampler(ctx, r.pid, write);
-                                                   return std::make_unique<CpuSampler>(ctx, r);
-                                               },
-                                               opt});
+        perf::Session session(perf::DeviceSpec{"serve", [&r](Context& ctx) { return sampler(ctx, r); }, opt});
         rc = session.run();
     } catch (const std::exception& e) {
         std::fprintf(stderr, "%s\n", e.what());

@@ -4,6 +4,9 @@
 
 #include <cstring>
 
+#include "lock/futex_events.h"
+#include "lock/futex_waits.h"
+#include "lock/stack_ids.h"
 #include "perf/proc_tasks.h"
 #include "sched/off_cpu.h"
 #include "serve/process_info.h"
@@ -88,7 +91,60 @@ private:
     uint64_t last_ = 0;
 };
 
+// Go's mutex profile: each contended wait whose release was seen, counted on the releaser's
+// stack (where the holder unlocked) with the time the waiter lost.
+class MutexSampler final : public Profiler, public lock::Sink {
+public:
+    MutexSampler(Context& ctx, int pid, ProfileWriter write)
+        : ctx_(ctx),
+          pid_(pid),
+          write_(std::move(write)),
+          printer_(ctx.symbolizer(), true, true),
+          pprof_(printer_, contention_kind()),
+          waits_(*this) {
+        label_process(pprof_, pid);
+    }
+
+    EventPlan plan() override {
+        EventPlan p;
+        events_.plan(ctx_.tep(), p, true, true, true, ctx_.options().dwarf_stack);
+        p.inherit = true;  // the threads the target creates while it is profiled
+        return p;
+    }
+
+    void sample(const Sample& s) noexcept override { events_.feed(s, waits_, &ids_, &printer_); }
+    void lost(const LostRange&) noexcept override { waits_.clear(); }
+
+    void wait(const lock::Wait& w) noexcept override {
+        if (!w.waker_known || !ids_.valid(w.waker_stack)) return;  // timed out, interrupted: no unlock
+        const auto ips = ids_.ips(w.waker_stack);
+        const uint32_t pid = ids_.pid(w.waker_stack);
+        pprof_.add_weighted(ips.data(), ips.size(), pid, ctx_.comm(pid), 1, w.ns());
+    }
+    void retry(uint32_t, uint32_t, uint64_t, uint32_t) noexcept override {}
+
+    void finish() override {
+        if (!perf::task_alive(pid_))
+            pprof_.builder().comment("process " + std::to_string(pid_) + " exited during the profile");
+        write_(pprof_.gzipped());
+    }
+
+private:
+    Context& ctx_;
+    int pid_;
+    ProfileWriter write_;
+    stack::Printer printer_;
+    stack::PprofStacks pprof_;
+    lock::FutexEvents events_;
+    lock::FutexWaits waits_;
+    lock::StackIds ids_;
+};
+
 }  // namespace
+
+std::unique_ptr<Profiler> mutex_sampler(Context& ctx, int pid, ProfileWriter write) {
+    return std::make_unique<MutexSampler>(ctx, pid, std::move(write));
+}
 
 std::unique_ptr<Profiler> block_sampler(Context& ctx, int pid, ProfileWriter write) {
     return std::make_unique<BlockSampler>(ctx, pid, std::move(write));

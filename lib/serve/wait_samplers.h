@@ -20,5 +20,6 @@ namespace perfprof::serve {
 using ProfileWriter = std::function<void(const std::string& gzipped)>;
 
 std::unique_ptr<Profiler> block_sampler(Context& ctx, int pid, ProfileWriter write);
+std::unique_ptr<Profiler> mutex_sampler(Context& ctx, int pid, ProfileWriter write);
 
 }  // namespace perfprof::serve

@@ -66,3 +66,24 @@ def test_one_profile_of_each_kind_at_a_time(serve, workload):
     assert got["block"][1]["Content-Disposition"] == 'attachment; filename="block"'
     target.kill()
     s.stop()
+
+
+def test_mutex_profile_names_the_holder(serve, workload, go_pprof):
+    # The holder keeps the mutex 5 ms at a time; the waiter blocks each time: the waits are
+    # released by holder_thread's unlock, and add up to nearly all of the profile's 2 s.
+    target = Bg([workload("lockhold"), "mutex", "100000", "5"])
+    target.wait_line(r"^lockhold: pid")
+    s = serve("-p", str(target.pid))
+    top = go_pprof("-top", "-nodefraction=0", "-sample_index=delay", "-seconds", "2", s.url + "/debug/pprof/mutex")
+    assert "Type: delay" in top, top
+    rows = go_top(top)
+    held = seconds_of(rows["holder_thread"][1])
+    assert 1.7 <= held <= 2.1, (held, top)
+    # The waiter's side is the block profile's, not this one's.
+    assert "waiter_thread" not in rows, top
+    counts = go_top(go_pprof("-top", "-nodefraction=0", "-sample_index=contentions",
+                             s.url + "/debug/pprof/mutex?seconds=1"))
+    # 1 s of 5 ms holds: about 200 hand-overs.
+    assert 150 <= int(counts["holder_thread"][1]) <= 205, counts["holder_thread"]
+    target.kill()
+    s.stop()

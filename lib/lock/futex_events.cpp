@@ -1,0 +1,74 @@
+#include "lock/futex_events.h"
+
+#include <linux/perf_event.h>
+
+#include "event/tp_field.h"
+#include "stack/stack_printer.h"
+#include "tep/tep.h"
+#include "unwind/call_graph.h"
+
+namespace perfprof::lock {
+
+namespace {
+
+EventSpec syscall_event(tep_event* tp, bool stacks, bool kernel, bool user, uint32_t dwarf_stack) {
+    EventSpec e;
+    e.sys = "syscalls";
+    e.name = tp->name;
+    e.tp = tp;
+    e.attr.type = PERF_TYPE_TRACEPOINT;
+    e.attr.config = uint64_t(tp->id);
+    e.attr.sample_period = 1;
+    e.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
+    if (stacks) unwind::request_stacks(e.attr, kernel, user, dwarf_stack);
+    return e;
+}
+
+}  // namespace
+
+void FutexEvents::plan(tep::Tep& tep, EventPlan& p, bool stacks, bool kernel, bool user,
+                       uint32_t dwarf_stack) {
+    tep_event* enter = tep.event("syscalls", "sys_enter_futex");
+    tep_event* exit = tep.event("syscalls", "sys_exit_futex");
+    // Addresses are unsigned whatever the format says; op and ret are signed.
+    uaddr_ = event::tp_field(enter, "uaddr", false);
+    op_ = event::tp_field(enter, "op");
+    uaddr2_ = event::tp_field(enter, "uaddr2", false);
+    ret_ = event::tp_field(exit, "ret");
+    enter_ = int(p.events.size());
+    p.events.push_back(syscall_event(enter, stacks, kernel, user, dwarf_stack));
+    exit_ = int(p.events.size());
+    p.events.push_back(syscall_event(exit, false, kernel, user, dwarf_stack));
+    // A futex storm makes two records a call: 1 MiB a CPU (2 MiB with stacks), read in batches.
+    p.pages = stacks ? 512 : 256;
+    p.per_event_wakeup = false;
+    p.order = true;
+}
+
+void FutexEvents::feed(const Sample& s, FutexWaits& waits, StackIds* ids, stack::Printer* printer) const {
+    if (!s.raw) return;
+    if (s.event_index == exit_) {
+        waits.exit(s.time, s.tid, ret_.read_or(s.raw, s.raw_size, 0));
+        return;
+    }
+    if (s.event_index != enter_) return;
+    Enter e;
+    e.tid = s.tid;
+    e.op = op_.read_or(s.raw, s.raw_size, -1);
+    if (role_of(e.op) == Role::Other) {
+        waits.enter(e);  // still closes what the thread had open
+        return;
+    }
+    e.time = s.time;
+    e.pid = s.pid;
+    e.uaddr = uint64_t(uaddr_.read_or(s.raw, s.raw_size, 0));
+    e.uaddr2 = uint64_t(uaddr2_.read_or(s.raw, s.raw_size, 0));
+    if (ids && s.callchain) {
+        bool fresh = false;
+        e.stack = ids->intern(s.pid, s.callchain, s.callchain_nr, &fresh);
+        if (fresh && printer) printer->prepare(s.pid);  // its maps read now, while it lives
+    }
+    waits.enter(e);
+}
+
+}  // namespace perfprof::lock
