@@ -423,13 +423,14 @@ def main():
             untraced.append(run_untraced(args, mode))
             results.append(report_mode(args, mode, untraced, stat, by_tool))
 
-        print("\ncolumns: load rt/s = pingpong's round trips/s under the profiler attached with -p, load % = of the")
-        print("  untraced mean; cmd % = the same with pingpong run as the profiler's command (-- pingpong);")
-        print("  switches = the -p run's round trips x switches per round trip (perf stat run); on = on-CPU samples (flame graph")
-        print("  counts / perf's cpu-clock samples); off = off-CPU weight in 1/F s periods (pp) / sched_switch samples")
-        print("  (perf); lost = perf-prof's \"lost N events\" / perf's LOST_SAMPLES; CPU s = the profiler's utime+stime")
-        print("  from wait4 (the load is not its child: not included); us/switch = CPU s / switches; RSS = ru_maxrss;")
-        print("  exit s = from the load's exit to the profiler's. Medians over the repetitions.")
+        print("\ncolumns: load rt/s = pingpong's round trips/s under the profiler attached with -p, load % = of")
+        print("  the untraced mean; cmd % = the same with pingpong as the profiler's command (-- pingpong);")
+        print("  switches = the -p run's round trips x switches per round trip (perf stat run); on = on-CPU")
+        print("  samples (flame graph counts / perf's cpu-clock samples); off = off-CPU weight in 1/F s periods")
+        print("  (pp) / sched_switch samples (perf); lost = perf-prof's \"lost N events\" / perf's LOST_SAMPLES;")
+        print("  CPU s = the profiler's utime+stime from wait4 (the load is not its child: not included);")
+        print("  us/switch = CPU s / switches; RSS = ru_maxrss; exit s = from the load's exit to the profiler's.")
+        print("  Medians over the repetitions.")
         for r in results:
             v = "met" if r["us"] <= TARGET_US else "NOT met"
             s = "met" if r["speed_pct"] >= TARGET_SPEED else "NOT met"
