@@ -274,3 +274,8 @@ def test_thread_and_cgroup_selection(pp, needs_root, workload):
         b.wait()
         if cg and os.path.isdir(cg):
             os.rmdir(cg)
+
+
+def test_not_nested(pp):
+    rc, out, err = pp.run(["trace", "-e", "profile/-F 99 -g --off-cpu/", "--", "true"])
+    assert rc == 129 and "--off-cpu cannot run nested" in err and len(err.strip().splitlines()) == 1, (rc, err)
