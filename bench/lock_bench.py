@@ -9,7 +9,7 @@ Loads (tests/workloads/lockhold, SECONDS long, printing the operations it made):
            is a wake and a blocked wait. With OUTSIDE 0 the program does nothing else (the
            worst case: ~3.7 us a turn, ~600k futex calls/s, all of its time in futex calls and
            switches); OUTSIDE 20000 adds ~5 us of work a turn (~300k futex calls/s, half its
-           time), OUTSIDE 100000 ~25 us (~70k/s, a lock-heavy program: a tenth of its time);
+           time), OUTSIDE 100000 ~25 us (~90k/s, a lock-heavy program: an eighth of its time);
   storm    THREADS threads take and release one pthread mutex with nothing between (up to
            millions of futex calls a second). A mutex storm's speed is not a measure of
            overhead: slowing the futex calls changes how often the lock changes hands (a traced
