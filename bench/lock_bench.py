@@ -2,14 +2,14 @@
 """Overhead of `perf-prof lock` on a lock-heavy program, side by side with `perf trace -s -e
 futex` (perf 6.1's per-thread syscall summary: what perf has for user-space locks; `perf lock`
 traces kernel locks only, lock:contention_begin/end, and reports none of a pthread mutex's
-waits), in one run.
+waits) and `perf record` of the same two tracepoints (the kernel's part alone), in one run.
 
 Loads (tests/workloads/lockhold, SECONDS long, printing the operations it made):
   handoff  two threads pass a turn through a pthread mutex and condition variable: every turn
            is a wake and a blocked wait. With OUTSIDE 0 the program does nothing else (the
            worst case: ~3.7 us a turn, ~600k futex calls/s, all of its time in futex calls and
            switches); OUTSIDE 20000 adds ~5 us of work a turn (~300k futex calls/s, half its
-           time), OUTSIDE 100000 ~25 us (~70k/s, a lock-heavy program: a tenth of its time);
+           time), OUTSIDE 100000 ~25 us (~90k/s, a lock-heavy program: an eighth of its time);
   storm    THREADS threads take and release one pthread mutex with nothing between (up to
            millions of futex calls a second). A mutex storm's speed is not a measure of
            overhead: slowing the futex calls changes how often the lock changes hands (a traced
@@ -31,7 +31,10 @@ per load:
   lock, all CPUs  perf-prof lock on every CPU (no -p): per-CPU events cost the load's context
                   switches nothing, where per-thread ones (-p, perf stat -p, perf trace -p) do;
                   its CPU per call counts the other processes' futex calls in the numerator only
-  perf trace -s   perf trace -s -e futex -p, output to a file
+  perf record     perf record -e syscalls:sys_enter_futex,syscalls:sys_exit_futex -p: the same
+                  records written by the kernel (its CPU: writing them to a file)
+  perf trace -s -a  perf trace -s -e futex on every CPU, output to a file (with -p it follows
+                  no thread created after it attached: the load's workers)
 
 Columns: ops/s and speed (against untraced), ops/CPU (the load's operations per second of its own
 CPU time, utime+stime from wait4, against untraced: what tracing adds to its futex calls, less
@@ -127,14 +130,16 @@ def run_case(args, tmp, mode, outside, tools, count):
 def bench_load(args, tmp, mode, outside):
     """Each case --reps times, interleaved (the machine's load drifts): medians."""
     pp = lambda extra: (lambda pid: [args.perf_prof, "lock", *extra, "-p", str(pid)])  # noqa: E731
-    out = os.path.join(tmp, "trace.out")
+    out, data = os.path.join(tmp, "trace.out"), os.path.join(tmp, "perf.data")
     cases = (("untraced", None, False),
              ("perf stat", None, True),
              ("perf-prof lock", pp([]), True),
              ("lock, alone", pp([]), False),
              ("lock -g", pp(["-g"]), True),
              ("lock, all CPUs", lambda pid: [args.perf_prof, "lock"], True),
-             ("perf trace -s", lambda pid: ["perf", "trace", "-s", "-e", "futex", "-o", out, "-p", str(pid)], True))
+             ("perf record", lambda pid: ["perf", "record", "-q", "-o", data, "-e",
+                                          "syscalls:sys_enter_futex,syscalls:sys_exit_futex", "-p", str(pid)], True),
+             ("perf trace -s -a", lambda pid: ["perf", "trace", "-s", "-a", "-e", "futex", "-o", out], True))
     results = {label: [] for label, _, _ in cases}
     for _ in range(args.reps):
         for label, tool, count in cases:

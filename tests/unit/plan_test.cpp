@@ -367,10 +367,10 @@ TEST(Plan, LockFutexEnterAndExitInOrder) {
     ASSERT_EQ(names(p), (std::vector<std::string>{"syscalls:sys_enter_futex", "syscalls:sys_exit_futex"}));
     EXPECT_EQ(p.events[0].attr.config, recorded_id("syscalls/sys_enter_futex"));
     EXPECT_EQ(p.events[1].attr.config, recorded_id("syscalls/sys_exit_futex"));
-    for (const EventSpec& e : p.events) {
+    for (const EventSpec& e : p.events)
         EXPECT_EQ(e.attr.sample_type, uint64_t(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW));
-        EXPECT_EQ(e.filter, "");
-    }
+    EXPECT_EQ(p.events[0].filter, "");
+    EXPECT_EQ(p.events[1].filter, "ret <= 0");  // the exits of releases that woke someone dropped
     EXPECT_TRUE(p.order);
     EXPECT_FALSE(p.per_event_wakeup);
 }
