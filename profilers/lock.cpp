@@ -16,6 +16,7 @@
 #include "core/parse.h"
 #include "core/time.h"
 #include "filter/record_field.h"
+#include "lock/futex_events.h"
 #include "lock/futex_waits.h"
 #include "lock/lock_report.h"
 #include "lock/stack_ids.h"
@@ -51,13 +52,6 @@ const OptionRow kOwnOptions[] = {
              }),
 };
 
-filter::RecordField field_of(tep_event* ev, const char* name) {
-    tep_format_field* f = tep_find_field(ev, name);
-    if (!f || (f->size != 4 && f->size != 8))
-        throw Error(std::string("syscalls:") + ev->name + " has no integer field " + name);
-    return {uint32_t(f->offset), uint32_t(f->size), (f->flags & TEP_FIELD_IS_SIGNED) != 0, true};
-}
-
 class LockProfiler final : public Profiler, public lock::Sink, public sym::ProcessObserver {
 public:
     explicit LockProfiler(Context& ctx) : ctx_(ctx), waits_(*this) {}
@@ -78,14 +72,6 @@ public:
         tsc_khz_ = ctx_.tsc_time() ? perf::tsc_khz() : 0;
         threshold_ = own.than_ns;
         if (threshold_ && tsc_khz_) threshold_ = threshold_ / 1000 * tsc_khz_ / 1000;  // in TSC cycles
-
-        tep::Tep& tep = ctx_.tep();
-        tep_event* enter = tep.event("syscalls", "sys_enter_futex");
-        tep_event* exit = tep.event("syscalls", "sys_exit_futex");
-        uaddr_ = field_of(enter, "uaddr");
-        op_ = field_of(enter, "op");
-        uaddr2_ = field_of(enter, "uaddr2");
-        ret_ = field_of(exit, "ret");
 
         stack::PprofStacks::Kind kind;
         kind.values = {{"contentions", "count"}, {"delay", "nanoseconds"}};
@@ -110,42 +96,13 @@ public:
         report_ = std::make_unique<lock::LockReport>(stacks_);
 
         EventPlan p;
-        p.events.push_back(event(enter, stacks_, kernel, user));
-        p.events.push_back(event(exit, false, kernel, user));
-        // A wait returns 0 or an error; a release the number of waiters it woke, which the
-        // pairing never reads: the kernel drops those exits (a quarter of a handoff's records).
-        p.events.back().filter = "ret <= 0";
-        // A futex storm makes two records a call: 1 MiB a CPU (2 MiB with stacks), read in batches.
-        p.pages = stacks_ ? 512 : 256;
-        p.per_event_wakeup = false;
-        p.order = true;  // the release and the wait it ends are on different CPUs
+        events_.plan(ctx_.tep(), p, stacks_, kernel, user, opt.dwarf_stack);
         return p;
     }
 
     void sample(const Sample& s) noexcept override {
-        if (s.time <= ignore_until_ || !s.raw) return;
-        if (s.event_index == 1) {
-            waits_.exit(s.time, s.tid, ret_.read_or(s.raw, s.raw_size, 0));
-            return;
-        }
-        if (s.event_index != 0) return;
-        lock::Enter e;
-        e.tid = s.tid;
-        e.op = op_.read_or(s.raw, s.raw_size, -1);
-        if (lock::role_of(e.op) == lock::Role::Other) {
-            waits_.enter(e);  // still closes what the thread had open
-            return;
-        }
-        e.time = s.time;
-        e.pid = s.pid;
-        e.uaddr = uint64_t(uaddr_.read_or(s.raw, s.raw_size, 0));
-        e.uaddr2 = uint64_t(uaddr2_.read_or(s.raw, s.raw_size, 0));
-        if (stacks_ && s.callchain) {
-            bool fresh = false;
-            e.stack = ids_.intern(s.pid, s.callchain, s.callchain_nr, &fresh);
-            if (fresh) printer_->prepare(s.pid);  // its maps read now, while it lives
-        }
-        waits_.enter(e);
+        if (s.time <= ignore_until_) return;
+        events_.feed(s, waits_, stacks_ ? &ids_ : nullptr, printer_.get());
     }
 
     void lost(const LostRange& l) noexcept override {
@@ -161,7 +118,6 @@ public:
         if (waits_.open() && !ctx_.forwarding())
             std::fprintf(ctx_.out(), "lock: %zu waits still blocked at the end (not counted)\n",
                          waits_.open());
-        flush_pprof(0, true);
         if (flame_) flame_->finish();
         if (pprof_) pprof_->finish();
     }
@@ -179,23 +135,9 @@ public:
     void before_forget(uint32_t tgid) override {
         for (uint32_t id = 1; id <= ids_.size(); id++)
             if (ids_.pid(id) == tgid && ids_.text(id).empty()) render_stack(id);
-        flush_pprof(tgid, false);
     }
 
 private:
-    EventSpec event(tep_event* tp, bool stacks, bool kernel, bool user) const {
-        EventSpec e;
-        e.sys = "syscalls";
-        e.name = tp->name;
-        e.tp = tp;
-        e.attr.type = PERF_TYPE_TRACEPOINT;
-        e.attr.config = uint64_t(tp->id);
-        e.attr.sample_period = 1;
-        e.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
-        if (stacks) unwind::request_stacks(e.attr, kernel, user, ctx_.options().dwarf_stack);
-        return e;
-    }
-
     // ---- lock::Sink ----
 
     void wait(const lock::Wait& w) noexcept override {
@@ -210,11 +152,8 @@ private:
                 flame_->add_callchain(ips.data(), ips.size(), w.pid, comm, (ns + 500) / 1000);
             }
             if (pprof_) {
-                if (pending_.size() <= w.stack) pending_.resize(w.stack + 1);
-                auto& [n, delay] = pending_[w.stack];
-                if (!n) dirty_.push_back(w.stack);
-                n++;
-                delay += int64_t(ns);
+                const auto ips = ids_.ips(w.stack);
+                pprof_->add_weighted(ips.data(), ips.size(), w.pid, ctx_.comm(w.pid), 1, ns);
             }
         }
         if (threshold_ && len > threshold_) print_wait(w);
@@ -297,36 +236,14 @@ private:
         std::fwrite(line_.data(), 1, line_.size(), ctx_.out());
     }
 
-    // The pprof samples counted since the last flush: of process `pid`, or all.
-    void flush_pprof(uint32_t pid, bool all) {
-        if (!pprof_) return;
-        std::vector<uint32_t> keep;
-        for (uint32_t id : dirty_) {
-            if (!all && ids_.pid(id) != pid) {
-                keep.push_back(id);
-                continue;
-            }
-            auto& [n, delay] = pending_[id];
-            const auto ips = ids_.ips(id);
-            std::string_view comm = ctx_.comm(ids_.pid(id));
-            if (comm == "<...>") comm = {};
-            const int64_t values[2] = {n, delay};
-            pprof_->add_values(ips.data(), ips.size(), ids_.pid(id), comm, values);
-            n = delay = 0;
-        }
-        dirty_ = std::move(keep);
-    }
-
     Context& ctx_;
     lock::FutexWaits waits_;
     std::unique_ptr<lock::LockReport> report_;
     lock::StackIds ids_;
-    filter::RecordField uaddr_, op_, uaddr2_, ret_;
+    lock::FutexEvents events_;
     bool stacks_ = false, observing_ = false;
     uint64_t threshold_ = 0, tsc_khz_ = 0;
-    uint64_t ignore_until_ = 0;                         // end of the last loss window
-    std::vector<std::pair<int64_t, int64_t>> pending_;  // per stack id: pprof contentions, delay
-    std::vector<uint32_t> dirty_;                       // stack ids with pending pprof values
+    uint64_t ignore_until_ = 0;  // end of the last loss window
     std::string line_;
     std::unique_ptr<stack::Printer> printer_;
     std::unique_ptr<stack::FlameGraph> flame_;

@@ -97,6 +97,7 @@ void PprofStacks::before_forget(uint32_t tgid) {
 
 void PprofStacks::add_weighted(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view comm,
                                uint64_t count, uint64_t value) {
+    if (comm == "<...>") comm = {};  // the session's "unknown"
     if (pending_.add(printer_, ips, nr, pid, comm, count, value)) symbolize_pending();
 }
 
