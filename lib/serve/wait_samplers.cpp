@@ -17,37 +17,51 @@ namespace perfprof::serve {
 
 namespace {
 
-// Go's contention profiles: a count and a delay per stack.
-stack::PprofStacks::Kind contention_kind() {
-    stack::PprofStacks::Kind k;
-    k.values = {{"contentions", "count"}, {"delay", "nanoseconds"}};
-    k.period_type = {"contentions", "count"};
-    k.period = 1;
-    return k;
-}
-
-// The labels CPU profiles of serve carry too.
-void label_process(stack::PprofStacks& p, int pid) {
-    const ProcessInfo info = describe_process(pid);
-    p.label("executable", info.exe);
-    if (!info.build_id.empty()) p.label("build_id", info.build_id);
-    p.builder().default_sample_type("delay");
-}
-
-class BlockSampler final : public Profiler {
-public:
-    BlockSampler(Context& ctx, int pid, ProfileWriter write)
+// What both profiles share: the target, Go's contention profile (a count and a delay per
+// stack, delay first, with the labels serve's CPU profiles carry too) and how it is written.
+class ContentionSampler : public Profiler {
+protected:
+    ContentionSampler(Context& ctx, int pid, ProfileWriter write)
         : ctx_(ctx),
           pid_(pid),
           write_(std::move(write)),
           printer_(ctx.symbolizer(), true, true),
-          pprof_(printer_, contention_kind()),
-          off_({}, [this](const sched::OffCpu::Wait& w) {
+          pprof_(printer_, kind()) {
+        const ProcessInfo info = describe_process(pid);
+        pprof_.label("executable", info.exe);
+        if (!info.build_id.empty()) pprof_.label("build_id", info.build_id);
+        pprof_.builder().default_sample_type("delay");
+    }
+
+    void write_profile() {
+        if (!perf::task_alive(pid_))
+            pprof_.builder().comment("process " + std::to_string(pid_) + " exited during the profile");
+        write_(pprof_.gzipped());
+    }
+
+    Context& ctx_;
+    int pid_;
+    ProfileWriter write_;
+    stack::Printer printer_;
+    stack::PprofStacks pprof_;
+
+private:
+    static stack::PprofStacks::Kind kind() {
+        stack::PprofStacks::Kind k;
+        k.values = {{"contentions", "count"}, {"delay", "nanoseconds"}};
+        k.period_type = {"contentions", "count"};
+        k.period = 1;
+        return k;
+    }
+};
+
+class BlockSampler final : public ContentionSampler {
+public:
+    BlockSampler(Context& ctx, int pid, ProfileWriter write)
+        : ContentionSampler(ctx, pid, std::move(write)), off_({}, [this](const sched::OffCpu::Wait& w) {
               if (std::strcmp(w.state, "R") == 0) return;  // preempted: not blocked
               pprof_.add_weighted(w.chain.data(), w.chain.size(), w.pid, ctx_.comm(w.pid), 1, w.ns);
-          }) {
-        label_process(pprof_, pid);
-    }
+          }) {}
 
     EventPlan plan() override {
         sched::SwitchEvent e = sched::switch_event(ctx_.tep(), PERF_SAMPLE_TID | PERF_SAMPLE_TIME, true, true,
@@ -75,17 +89,10 @@ public:
     void finish() override {
         const uint64_t now = ctx_.now();
         off_.finish(now ? now : last_);
-        if (!perf::task_alive(pid_))
-            pprof_.builder().comment("process " + std::to_string(pid_) + " exited during the profile");
-        write_(pprof_.gzipped());
+        write_profile();
     }
 
 private:
-    Context& ctx_;
-    int pid_;
-    ProfileWriter write_;
-    stack::Printer printer_;
-    stack::PprofStacks pprof_;
     sched::OffCpu off_;
     filter::RecordField prev_state_;
     uint64_t last_ = 0;
@@ -93,17 +100,10 @@ private:
 
 // Go's mutex profile: each contended wait whose release was seen, counted on the releaser's
 // stack (where the holder unlocked) with the time the waiter lost.
-class MutexSampler final : public Profiler, public lock::Sink {
+class MutexSampler final : public ContentionSampler, public lock::Sink {
 public:
     MutexSampler(Context& ctx, int pid, ProfileWriter write)
-        : ctx_(ctx),
-          pid_(pid),
-          write_(std::move(write)),
-          printer_(ctx.symbolizer(), true, true),
-          pprof_(printer_, contention_kind()),
-          waits_(*this) {
-        label_process(pprof_, pid);
-    }
+        : ContentionSampler(ctx, pid, std::move(write)), waits_(*this) {}
 
     EventPlan plan() override {
         EventPlan p;
@@ -123,18 +123,9 @@ public:
     }
     void retry(uint32_t, uint32_t, uint64_t, uint32_t) noexcept override {}
 
-    void finish() override {
-        if (!perf::task_alive(pid_))
-            pprof_.builder().comment("process " + std::to_string(pid_) + " exited during the profile");
-        write_(pprof_.gzipped());
-    }
+    void finish() override { write_profile(); }
 
 private:
-    Context& ctx_;
-    int pid_;
-    ProfileWriter write_;
-    stack::Printer printer_;
-    stack::PprofStacks pprof_;
     lock::FutexEvents events_;
     lock::FutexWaits waits_;
     lock::StackIds ids_;
