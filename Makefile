@@ -410,6 +410,7 @@ bench: deps
 	/usr/bin/python3 bench/top_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
 	/usr/bin/python3 bench/profile_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/spin --repeat 3
 	/usr/bin/python3 bench/off_cpu_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
+	/usr/bin/python3 bench/lock_bench.py --perf-prof ./perf-prof --load $(BUILD)/workloads/lockhold
 	/usr/bin/python3 bench/unwind_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/nofp
 	/usr/bin/python3 bench/inherit_bench.py --perf-prof ./perf-prof --load $(BUILD)/workloads/family
 	/usr/bin/python3 bench/flamegraph_bench.py --perf-prof ./perf-prof
