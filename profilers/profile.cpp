@@ -284,7 +284,6 @@ public:
     }
 
     void sample(const Sample& s) noexcept override {
-        last_time_ = std::max(last_time_, s.time);
         if (off_) {
             if (s.event_index == kSwitchEvent) {
                 off_->switched_out(s, uint64_t(prev_state_.read_or(s.raw, s.raw_size, 0)));
@@ -312,7 +311,6 @@ public:
     }
 
     void context_switch(const ContextSwitch& c) noexcept override {
-        last_time_ = std::max(last_time_, c.time);
         if (!off_) return;
         if (c.out)
             off_->left(c.tid, c.time);
@@ -325,11 +323,8 @@ public:
     }
 
     void finish() override {
-        if (off_) {
-            // Waits still open end now: the time they lasted so far is time off the CPU.
-            const uint64_t now = ctx_.now();
-            off_->finish(now ? now : last_time_);
-        }
+        // Waits still open end now: the time they lasted so far is time off the CPU.
+        if (off_) off_->finish(ctx_.now());
         if (flame_) {
             const bool prefix = lines_ && ctx_.options().interval_ms;
             flame_->finish(prefix ? stack::interval_prefix(interval_start_) : "");
@@ -426,7 +421,6 @@ private:
     bool lines_ = true;                       // per-sample lines (all but the flame-graph-only mode)
     std::unique_ptr<sched::OffCpu> off_;      // --off-cpu
     filter::RecordField prev_state_;
-    uint64_t last_time_ = 0;  // the newest event time seen: the end of the run if the clock cannot say
     uint64_t weight_ = 1;     // of the sample being counted (--off-cpu: its CPU time in periods)
     bool period_ns_ = false;  // the sampled event's period is ns of CPU time (cpu-clock)
     std::string root_;        // count_wait()'s buffer

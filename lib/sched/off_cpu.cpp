@@ -2,7 +2,10 @@
 
 #include <linux/perf_event.h>
 
+#include <algorithm>
+
 #include "event/tp_field.h"
+#include "sched/task_states.h"
 #include "tep/tep.h"
 #include "unwind/call_graph.h"
 
@@ -35,29 +38,20 @@ SwitchEvent switch_event(tep::Tep& tep, uint64_t sample_type, bool kernel, bool 
     return e;
 }
 
-const char* off_cpu_state(uint64_t prev_state) {
+std::string_view off_cpu_state(uint64_t prev_state) {
     // sched_switch reports TASK_REPORT_MAX (0x100) for a preempted task, the state index bit
-    // otherwise (6.x); older kernels gave 0 for preempted and TASK_WAKEKILL-ed D as 0x82.
-    if (prev_state & 0x100) return "R";
+    // otherwise (6.x); older kernels gave 0 for a preempted task.
+    if ((prev_state & 0x100) || (prev_state & 0xff) == 0) return "R";
+    if (const int row = row_of_state(prev_state & 0xff); row >= 0) {
+        const std::string_view name = kRowName[row];  // "S ": padded for task-state's table
+        return name.substr(0, name.find(' '));
+    }
     switch (prev_state & 0xff) {
-        case 0:
-            return "R";
-        case 1:
-            return "S";
-        case 2:
-        case 0x82:
-            return "D";
-        case 4:
-            return "T";
-        case 8:
-            return "t";
         case 0x10:  // EXIT_DEAD
         case 0x20:  // EXIT_ZOMBIE
-            return nullptr;
+            return {};
         case 0x40:
             return "P";
-        case 0x80:
-            return "I";
         default:
             return "?";
     }
@@ -75,8 +69,9 @@ void OffCpu::switched_out(const Sample& s, uint64_t prev_state) {
     t.pid = s.pid;
     t.cpu = s.cpu;
     t.last = s.time;
-    const char* state = off_cpu_state(prev_state);
-    if (!state) {
+    newest_ = std::max(newest_, s.time);
+    const std::string_view state = off_cpu_state(prev_state);
+    if (state.empty()) {
         // Leaving for good: nothing to wait for, and the entry is of no further use.
         tasks_.erase(it);
         return;
@@ -90,19 +85,25 @@ void OffCpu::switched_out(const Sample& s, uint64_t prev_state) {
 }
 
 void OffCpu::left(uint32_t tid, uint64_t time) {
+    newest_ = std::max(newest_, time);
     auto it = tasks_.find(tid);
     if (it != tasks_.end() && it->second.open && time > it->second.start) it->second.start = time;
 }
 
 uint64_t OffCpu::on_cpu(uint32_t tid, uint64_t ns) {
     if (!cfg_.period_ns) return ns;
-    Task& t = tasks_.try_emplace(tid).first->second;
+    return units(tasks_.try_emplace(tid).first->second, ns);
+}
+
+uint64_t OffCpu::units(Task& t, uint64_t ns) const {
+    if (!cfg_.period_ns) return ns;
     const uint64_t total = t.carry + ns;
     t.carry = total % cfg_.period_ns;
     return total / cfg_.period_ns;
 }
 
 void OffCpu::switched_in(uint32_t tid, uint64_t time) {
+    newest_ = std::max(newest_, time);
     auto it = tasks_.find(tid);
     if (it == tasks_.end()) return;  // never seen leaving (off CPU since before the run)
     it->second.last = time;
@@ -110,6 +111,7 @@ void OffCpu::switched_in(uint32_t tid, uint64_t time) {
 }
 
 void OffCpu::ran(uint32_t tid, uint64_t time) {
+    newest_ = std::max(newest_, time);
     auto it = tasks_.find(tid);
     if (it == tasks_.end() || !it->second.open) return;
     Task& t = it->second;
@@ -132,13 +134,7 @@ void OffCpu::end(uint32_t tid, Task& t, uint64_t time) {
     w.state = t.state;
     w.start = t.start;
     w.ns = ns;
-    if (cfg_.period_ns) {
-        const uint64_t total = t.carry + ns;
-        w.units = total / cfg_.period_ns;
-        t.carry = total % cfg_.period_ns;
-    } else {
-        w.units = ns;
-    }
+    w.units = units(t, ns);
     w.chain = t.chain;
     sink_(w);
 }
@@ -149,13 +145,11 @@ void OffCpu::clear() {
 }
 
 void OffCpu::finish(uint64_t now) {
-    for (auto& [tid, t] : tasks_)
-        if (t.open) {
-            if (now > t.start)
-                end(tid, t, now);
-            else
-                t.open = false, --open_;
-        }
+    if (!now) now = newest_;
+    for (auto& [tid, t] : tasks_) {
+        if (t.open && now > t.start) end(tid, t, now);
+        t.open = false;
+    }
     open_ = 0;
 }
 

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <span>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -34,8 +35,8 @@ struct SwitchEvent {
 SwitchEvent switch_event(tep::Tep& tep, uint64_t sample_type, bool kernel, bool user, uint32_t dwarf_stack);
 
 // The state a sched_switch prev_state names, as task-state prints it ("S", "D", "R" for a
-// preempted task, ...); nullptr for a task leaving for good (dead or zombie).
-const char* off_cpu_state(uint64_t prev_state);
+// preempted task, ...); empty for a task leaving for good (dead or zombie).
+std::string_view off_cpu_state(uint64_t prev_state);
 
 class OffCpu {
 public:
@@ -47,7 +48,7 @@ public:
     struct Wait {
         uint32_t pid = 0, tid = 0;
         uint32_t cpu = UINT32_MAX;  // where it left
-        const char* state = "";
+        std::string_view state;
         uint64_t start = 0, ns = 0, units = 0;
         std::span<const uint64_t> chain;  // the stack it left with; valid during the call
     };
@@ -70,7 +71,7 @@ public:
     void ran(uint32_t tid, uint64_t time);
     // Records were lost: no open wait can be trusted.
     void clear();
-    // Ends every open wait at `now` (the end of the run; 0: drops them).
+    // Ends every open wait at `now` (the end of the run; 0: the newest time fed).
     void finish(uint64_t now);
 
     uint64_t missing_switch_ins() const { return missing_; }
@@ -81,13 +82,15 @@ private:
     struct Task {
         uint32_t pid = 0, cpu = UINT32_MAX;
         bool open = false;
-        const char* state = "";
+        std::string_view state;
         uint64_t start = 0, last = 0;  // the open wait's start; the last time the task was seen
         uint64_t carry = 0;            // ns not yet worth a unit
         std::vector<uint64_t> chain;
     };
 
     void end(uint32_t tid, Task& t, uint64_t time);
+    // `ns` more of the task's time in Config::period_ns units, the remainder carried.
+    uint64_t units(Task& t, uint64_t ns) const;
     void sweep(uint64_t now);
 
     Config cfg_;
@@ -96,6 +99,7 @@ private:
     size_t open_ = 0;
     uint64_t missing_ = 0;
     uint64_t last_sweep_ = 0;
+    uint64_t newest_ = 0;  // the newest time fed: the end of the run when the caller cannot say
 };
 
 }  // namespace perfprof::sched

@@ -2,8 +2,6 @@
 
 #include <linux/perf_event.h>
 
-#include <cstring>
-
 #include "lock/futex_events.h"
 #include "lock/futex_waits.h"
 #include "lock/stack_ids.h"
@@ -59,7 +57,7 @@ class BlockSampler final : public ContentionSampler {
 public:
     BlockSampler(Context& ctx, int pid, ProfileWriter write)
         : ContentionSampler(ctx, pid, std::move(write)), off_({}, [this](const sched::OffCpu::Wait& w) {
-              if (std::strcmp(w.state, "R") == 0) return;  // preempted: not blocked
+              if (w.state == "R") return;  // preempted: not blocked
               pprof_.add_weighted(w.chain.data(), w.chain.size(), w.pid, ctx_.comm(w.pid), 1, w.ns);
           }) {}
 
@@ -77,25 +75,21 @@ public:
     }
 
     void sample(const Sample& s) noexcept override {
-        last_ = std::max(last_, s.time);
         off_.switched_out(s, uint64_t(prev_state_.read_or(s.raw, s.raw_size, 0)));
     }
     void context_switch(const ContextSwitch& c) noexcept override {
-        last_ = std::max(last_, c.time);
         if (!c.out) off_.switched_in(c.tid, c.time);
     }
     void lost(const LostRange&) noexcept override { off_.clear(); }
 
     void finish() override {
-        const uint64_t now = ctx_.now();
-        off_.finish(now ? now : last_);
+        off_.finish(ctx_.now());
         write_profile();
     }
 
 private:
     sched::OffCpu off_;
     filter::RecordField prev_state_;
-    uint64_t last_ = 0;
 };
 
 // Go's mutex profile: each contended wait whose release was seen, counted on the releaser's

@@ -24,8 +24,14 @@ struct Fixture {
     OffCpu off;
     explicit Fixture(OffCpu::Config cfg = {})
         : off(cfg, [this](const OffCpu::Wait& w) {
-              got.push_back(
-                  {w.pid, w.tid, w.cpu, w.state, w.start, w.ns, w.units, {w.chain.begin(), w.chain.end()}});
+              got.push_back({w.pid,
+                             w.tid,
+                             w.cpu,
+                             std::string(w.state),
+                             w.start,
+                             w.ns,
+                             w.units,
+                             {w.chain.begin(), w.chain.end()}});
           }) {}
 
     void out(uint32_t tid, uint64_t t, uint64_t state, std::vector<uint64_t> chain = {0x1000, 0x2000}) {
@@ -44,17 +50,17 @@ struct Fixture {
 
 TEST(OffCpuState, NamesTheStatesTaskStatePrints) {
     using perfprof::sched::off_cpu_state;
-    EXPECT_STREQ(off_cpu_state(1), "S");
-    EXPECT_STREQ(off_cpu_state(2), "D");
-    EXPECT_STREQ(off_cpu_state(0x82), "D");
-    EXPECT_STREQ(off_cpu_state(0), "R");
-    EXPECT_STREQ(off_cpu_state(0x100), "R");  // TASK_REPORT_MAX: preempted
-    EXPECT_STREQ(off_cpu_state(4), "T");
-    EXPECT_STREQ(off_cpu_state(8), "t");
-    EXPECT_STREQ(off_cpu_state(0x80), "I");
-    EXPECT_STREQ(off_cpu_state(0x40), "P");
-    EXPECT_EQ(off_cpu_state(0x10), nullptr);  // dead
-    EXPECT_EQ(off_cpu_state(0x20), nullptr);  // zombie
+    EXPECT_EQ(off_cpu_state(1), "S");
+    EXPECT_EQ(off_cpu_state(2), "D");
+    EXPECT_EQ(off_cpu_state(0x82), "D");
+    EXPECT_EQ(off_cpu_state(0), "R");
+    EXPECT_EQ(off_cpu_state(0x100), "R");  // TASK_REPORT_MAX: preempted
+    EXPECT_EQ(off_cpu_state(4), "T");
+    EXPECT_EQ(off_cpu_state(8), "t");
+    EXPECT_EQ(off_cpu_state(0x80), "I");
+    EXPECT_EQ(off_cpu_state(0x40), "P");
+    EXPECT_EQ(off_cpu_state(0x10), "");  // dead
+    EXPECT_EQ(off_cpu_state(0x20), "");  // zombie
 }
 
 TEST(OffCpu, AWaitLastsFromSwitchOutToSwitchIn) {
@@ -223,4 +229,13 @@ TEST(OffCpu, OnCpuTimeAndWaitsShareTheRemainder) {
     EXPECT_EQ(f.off.on_cpu(7, 200), 1u);  // 800 + 200
     Fixture ns;                           // no period: ns pass through
     EXPECT_EQ(ns.off.on_cpu(7, 1234), 1234u);
+}
+
+TEST(OffCpu, WithoutAnEndTimeOpenWaitsEndAtTheNewestTimeFed) {
+    Fixture f;
+    f.out(7, 100, 1);
+    f.off.ran(8, 900);  // another task's sample: the newest time seen
+    f.off.finish(0);
+    ASSERT_EQ(f.got.size(), 1u);
+    EXPECT_EQ(f.got[0].ns, 800u);
 }
