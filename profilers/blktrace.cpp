@@ -11,7 +11,7 @@
 #include "block/block_device.h"
 #include "core/parse.h"
 #include "core/time.h"
-#include "event/tp_field.h"
+#include "event/tracepoint.h"
 #include "filter/record_field.h"
 #include "output/event_line.h"
 #include "perf-prof/error.h"
@@ -71,14 +71,9 @@ public:
         }
         EventPlan p;
         for (int s = 0; s < block::kStages; s++) {
-            EventSpec ev;
-            ev.sys = "block";
-            ev.name = block::stage_name(s);
-            ev.tp = ctx_.tep().event(ev.sys, ev.name);
-            ev.attr.type = PERF_TYPE_TRACEPOINT;
-            ev.attr.config = uint64_t(ev.tp->id);
-            ev.attr.sample_period = 1;
-            ev.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+            EventSpec ev = event::sampled_tracepoint(
+                ctx_.tep(), "block", block::stage_name(s),
+                PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW);
             ev.attr.pinned = 1;
             ev.filter = filter;
             fields_[s] = {event::tp_field(ev.tp, "dev", false), event::tp_field(ev.tp, "sector", false),

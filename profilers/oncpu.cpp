@@ -9,7 +9,7 @@
 
 #include "core/parse.h"
 #include "core/time.h"
-#include "event/tp_field.h"
+#include "event/tracepoint.h"
 #include "filter/record_field.h"
 #include "filter/task_filter.h"
 #include "output/event_line.h"
@@ -89,15 +89,9 @@ public:
         if (!threads_ && !own_.prio.empty() && opt.filter_given)
             throw Error::usage("--prio and --filter are mutually exclusive");
         use_prio_ = !threads_ && !own_.prio.empty();
-        EventSpec ev;
-        ev.sys = "sched";
-        ev.name = threads_ ? "sched_stat_runtime" : "sched_switch";
-        ev.tp = ctx_.tep().event(ev.sys, ev.name);
-        ev.attr.type = PERF_TYPE_TRACEPOINT;
-        ev.attr.config = uint64_t(ev.tp->id);
-        ev.attr.sample_period = 1;
-        ev.attr.sample_type =
-            PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
+        EventSpec ev = event::sampled_tracepoint(
+            ctx_.tep(), "sched", threads_ ? "sched_stat_runtime" : "sched_switch",
+            PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW);
         ev.attr.pinned = 1;
         if (threads_) {
             comm_ = tp_field(ev.tp, "comm");

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "core/time.h"
-#include "event/tp_field.h"
+#include "event/tracepoint.h"
 #include "filter/record_field.h"
 #include "output/event_line.h"
 #include "perf-prof/error.h"
@@ -46,14 +46,9 @@ public:
     EventPlan plan() override {
         const Options& opt = ctx_.options();
         topo_ = sched::CacheTopology::read("/sys");
-        EventSpec ev;
-        ev.sys = "sched";
-        ev.name = "sched_migrate_task";
-        ev.tp = ctx_.tep().event(ev.sys, ev.name);
-        ev.attr.type = PERF_TYPE_TRACEPOINT;
-        ev.attr.config = uint64_t(ev.tp->id);
-        ev.attr.sample_period = 1;
-        ev.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+        EventSpec ev =
+            event::sampled_tracepoint(ctx_.tep(), "sched", "sched_migrate_task",
+                                      PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW);
         ev.attr.pinned = 1;
         orig_ = event::tp_field(ev.tp, "orig_cpu");
         dest_ = event::tp_field(ev.tp, "dest_cpu");

@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "event/tracepoint.h"
 #include "filter/task_filter.h"
 #include "output/event_line.h"
 #include "perf-prof/error.h"
@@ -21,14 +22,9 @@ public:
 
     EventPlan plan() override {
         const Options& opt = ctx_.options();
-        EventSpec ev;
-        ev.sys = "signal";
-        ev.name = "signal_generate";
-        ev.tp = ctx_.tep().event(ev.sys, ev.name);
-        ev.attr.type = PERF_TYPE_TRACEPOINT;
-        ev.attr.config = static_cast<uint64_t>(ev.tp->id);
-        ev.attr.sample_period = 1;
-        ev.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
+        EventSpec ev =
+            event::sampled_tracepoint(ctx_.tep(), "signal", "signal_generate",
+                                      PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW);
         ev.attr.pinned = 1;
         ev.attr.wakeup_events = 1;
         // The default half is kernel only (SPEC §4.1, §12).

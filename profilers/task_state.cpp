@@ -12,7 +12,7 @@
 #include "core/format.h"
 #include "core/parse.h"
 #include "core/time.h"
-#include "event/tp_field.h"
+#include "event/tracepoint.h"
 #include "filter/record_field.h"
 #include "filter/task_filter.h"
 #include "output/event_line.h"
@@ -92,7 +92,7 @@ public:
         // The events of the mode (SPEC §4.4.2), each selecting the tasks by kernel filter.
         EventPlan p;
         state_ = sel_.state_filter();
-        for (Role r : sel_.roles()) add(p, tep.event("sched", sched::event_name(r)), r);
+        for (Role r : sel_.roles()) add(p, tep, r);
         states_ = std::make_unique<sched::TaskStates>(
             sched::TaskStates::Config{sel_.sleeps_only(), sel_.reportable(), threshold_ != 0}, *this);
         for (size_t e = 0; e < p.events.size(); e++)
@@ -181,19 +181,14 @@ public:
     }
 
 private:
-    void add(EventPlan& p, tep_event* tp, Role role) {
-        EventSpec e;
-        e.sys = "sched";
-        e.name = tp->name;
-        e.tp = tp;
-        e.attr.type = PERF_TYPE_TRACEPOINT;
-        e.attr.config = uint64_t(tp->id);
-        e.attr.sample_period = 1;
+    void add(EventPlan& p, tep::Tep& tep, Role role) {
         // What the state machine needs: the time and the record (pids and state are fields of
         // it; the session tells events apart by PERF_SAMPLE_IDENTIFIER and knows the CPU of a
         // per-CPU ring). Each word less is less for the kernel to write at every switch of the
         // machine; the task comes with stacks, whose user frames it resolves.
-        e.attr.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_RAW | (call_graph_ ? PERF_SAMPLE_TID : 0);
+        EventSpec e = event::sampled_tracepoint(
+            tep, "sched", sched::event_name(role),
+            PERF_SAMPLE_TIME | PERF_SAMPLE_RAW | (call_graph_ ? PERF_SAMPLE_TID : 0));
         e.attr.pinned = 1;
         p.events.push_back(std::move(e));
         roles_.push_back(role);

@@ -25,6 +25,7 @@
 #include "core/text.h"
 #include "core/time.h"
 #include "event/resolve.h"
+#include "event/tracepoint.h"
 #include "filter/record_field.h"
 #include "hw/hw_print.h"
 #include "hw/watchdog.h"
@@ -201,16 +202,10 @@ EventPlan Watchdog::plan() {
     if (!fn) throw Error("watchdog: watchdog_timer_fn is not in /proc/kallsyms");
 
     auto tracepoint = [&](const char* sys, const char* name) {
-        EventSpec ev;
-        ev.sys = sys;
-        ev.name = name;
-        ev.tp = ctx_.tep().event(sys, name);
+        EventSpec ev = event::sampled_tracepoint(
+            ctx_.tep(), sys, name,
+            PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW);
         ev.fields = event::tracepoint_fields(*ev.tp);
-        ev.attr.type = PERF_TYPE_TRACEPOINT;
-        ev.attr.config = uint64_t(ev.tp->id);
-        ev.attr.sample_period = 1;
-        ev.attr.sample_type =
-            PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW;
         ev.attr.pinned = 1;
         ev.cpus = cpus;
         return ev;

@@ -2,7 +2,7 @@
 
 #include <linux/perf_event.h>
 
-#include "event/tp_field.h"
+#include "event/tracepoint.h"
 #include "stack/stack_printer.h"
 #include "tep/tep.h"
 #include "unwind/call_graph.h"
@@ -11,15 +11,10 @@ namespace perfprof::lock {
 
 namespace {
 
-EventSpec syscall_event(tep_event* tp, bool stacks, bool kernel, bool user, uint32_t dwarf_stack) {
-    EventSpec e;
-    e.sys = "syscalls";
-    e.name = tp->name;
-    e.tp = tp;
-    e.attr.type = PERF_TYPE_TRACEPOINT;
-    e.attr.config = uint64_t(tp->id);
-    e.attr.sample_period = 1;
-    e.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
+EventSpec syscall_event(tep::Tep& tep, const char* name, bool stacks, bool kernel, bool user,
+                        uint32_t dwarf_stack) {
+    EventSpec e = event::sampled_tracepoint(tep, "syscalls", name,
+                                            PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_RAW);
     if (stacks) unwind::request_stacks(e.attr, kernel, user, dwarf_stack);
     return e;
 }
@@ -28,17 +23,17 @@ EventSpec syscall_event(tep_event* tp, bool stacks, bool kernel, bool user, uint
 
 void FutexEvents::plan(tep::Tep& tep, EventPlan& p, bool stacks, bool kernel, bool user,
                        uint32_t dwarf_stack) {
-    tep_event* enter = tep.event("syscalls", "sys_enter_futex");
-    tep_event* exit = tep.event("syscalls", "sys_exit_futex");
+    EventSpec enter = syscall_event(tep, "sys_enter_futex", stacks, kernel, user, dwarf_stack);
+    EventSpec exit = syscall_event(tep, "sys_exit_futex", false, kernel, user, dwarf_stack);
     // Addresses are unsigned whatever the format says; op and ret are signed.
-    uaddr_ = event::tp_field(enter, "uaddr", false);
-    op_ = event::tp_field(enter, "op");
-    uaddr2_ = event::tp_field(enter, "uaddr2", false);
-    ret_ = event::tp_field(exit, "ret");
+    uaddr_ = event::tp_field(enter.tp, "uaddr", false);
+    op_ = event::tp_field(enter.tp, "op");
+    uaddr2_ = event::tp_field(enter.tp, "uaddr2", false);
+    ret_ = event::tp_field(exit.tp, "ret");
     enter_ = int(p.events.size());
-    p.events.push_back(syscall_event(enter, stacks, kernel, user, dwarf_stack));
+    p.events.push_back(std::move(enter));
     exit_ = int(p.events.size());
-    p.events.push_back(syscall_event(exit, false, kernel, user, dwarf_stack));
+    p.events.push_back(std::move(exit));
     // A wait returns 0 or an error; a release the number of waiters it woke, which the
     // pairing never reads: the kernel drops those exits (a quarter of a handoff's records).
     p.events.back().filter = "ret <= 0";

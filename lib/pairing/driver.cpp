@@ -1,6 +1,7 @@
 // Driver: multi-trace's planning and sample path (SPEC §4.6), configured by a Preset for the
 // derivatives (SPEC-PROFILERS §P4-§P6). See driver.h.
 #include "pairing/driver.h"
+#include "event/tracepoint.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -124,19 +125,11 @@ EventPlan Driver::plan(Preset preset) {
     // Extra events after the lists: not pairing events, their samples go to the preset.
     extra_from_ = p.events.size();
     for (const auto& [sys, name] : preset_.extra) {
-        tep_event* tp = ctx_.tep().event(sys, name);
-        if (!tp) throw Error::usage(std::string(sys).append(":").append(name).append(" not found"));
-        EventSpec e;
-        e.sys = sys;
-        e.name = name;
-        e.tp = tp;
-        e.fields = event::tracepoint_fields(*tp);
-        e.attr.type = PERF_TYPE_TRACEPOINT;
-        e.attr.config = uint64_t(tp->id);
-        e.attr.sample_period = 1;
-        e.attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_CPU |
-                             PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW;
-        p.events.push_back(e);
+        EventSpec e = event::sampled_tracepoint(ctx_.tep(), sys, name,
+                                                PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_IDENTIFIER |
+                                                    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW);
+        e.fields = event::tracepoint_fields(*e.tp);
+        p.events.push_back(std::move(e));
     }
 
     // The implementations read the formats (syscalls: field offsets) while they are built;

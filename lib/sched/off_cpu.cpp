@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "event/tp_field.h"
+#include "event/tracepoint.h"
 #include "sched/task_states.h"
 #include "tep/tep.h"
 #include "unwind/call_graph.h"
@@ -21,16 +21,9 @@ constexpr size_t kManyTasks = 4096;
 }  // namespace
 
 SwitchEvent switch_event(tep::Tep& tep, uint64_t sample_type, bool kernel, bool user, uint32_t dwarf_stack) {
-    tep_event* tp = tep.event("sched", "sched_switch");
     SwitchEvent e;
-    e.prev_state = event::tp_field(tp, "prev_state");
-    e.spec.sys = "sched";
-    e.spec.name = "sched_switch";
-    e.spec.tp = tp;
-    e.spec.attr.type = PERF_TYPE_TRACEPOINT;
-    e.spec.attr.config = uint64_t(tp->id);
-    e.spec.attr.sample_period = 1;
-    e.spec.attr.sample_type = sample_type | PERF_SAMPLE_RAW;
+    e.spec = event::sampled_tracepoint(tep, "sched", "sched_switch", sample_type | PERF_SAMPLE_RAW);
+    e.prev_state = event::tp_field(e.spec.tp, "prev_state");
     e.spec.attr.context_switch = 1;
     // The idle task leaving is a CPU waking up, not a wait ending.
     e.spec.filter = "prev_pid != 0";
