@@ -173,7 +173,6 @@ private:
         std::string& t = ids_.text(id);
         const auto ips = ids_.ips(id);
         printer_->print(ips.data(), ips.size(), ids_.pid(id), t);
-        if (t.empty()) t = "    [no frame]\n";
     }
 
     void append_stack(uint32_t pid, uint32_t id, std::string& out) {

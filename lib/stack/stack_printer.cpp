@@ -135,6 +135,7 @@ void Printer::print(const uint64_t* ips, uint64_t nr, uint32_t pid, int max_stac
         out += '\n';
     }
     if (cut || (max_stack > 0 && frames >= max_stack)) out += "    [truncated]\n";
+    if (frames == 0 && !cut) out += "    [no frame]\n";
 }
 
 void Printer::leaf_first(const uint64_t* ips, uint64_t nr, std::vector<ChainFrame>& out) {

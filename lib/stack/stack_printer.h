@@ -40,7 +40,8 @@ public:
     //   before any context marker: {ip:016x}
     // A chain of `max_stack` frames or more may have been cut by the kernel, and an unwound
     // one ends in kChainTruncated when its stack copy ran out: a last "    [truncated]" line
-    // says so.
+    // says so. A chain with no frame at all (context markers only, or empty) prints one
+    // "    [no frame]" line, so that every printed event is followed by its stack.
     void print(const uint64_t* ips, uint64_t nr, uint32_t pid, int max_stack, std::string& out);
     // print() with the printer's max_stack().
     void print(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& out) {

@@ -379,6 +379,22 @@ namespace {
 
 using output::Decoded;
 
+TEST(Printer, AChainWithoutFramesPrintsThatItHasNone) {
+    sym::Symbolizer symbols;
+    Printer p(symbols, true, true);
+    const uint64_t markers[] = {PERF_CONTEXT_KERNEL, PERF_CONTEXT_USER};
+    std::string out;
+    p.print(markers, 2, uint32_t(getpid()), 0, out);
+    EXPECT_EQ(out, "    [no frame]\n");
+    out.clear();
+    p.print(markers, 0, uint32_t(getpid()), 0, out);
+    EXPECT_EQ(out, "    [no frame]\n");
+    const uint64_t one[] = {PERF_CONTEXT_USER, 0x1000};
+    out.clear();
+    p.print(one, 2, uint32_t(getpid()), 0, out);
+    EXPECT_EQ(out.find("[no frame]"), std::string::npos) << out;
+}
+
 TEST(Printer, LeafFirstIsFoldReversed) {
     const uint64_t chain[] = {
         PERF_CONTEXT_KERNEL, 0xffffffff81000010, 0xffffffff81000020, PERF_CONTEXT_USER, 0x1000, 0x2000};
