@@ -23,6 +23,7 @@
 #include "stack/pprof_stacks.h"
 #include "stack/stack_outputs.h"
 #include "stack/stack_printer.h"
+#include "stack/top_table.h"
 #include "unwind/call_graph.h"
 
 namespace perfprof {
@@ -38,6 +39,8 @@ struct ProfileOptions final : ProfilerOptions {
     filter::EbpfFilters ebpf;
     bool off_cpu = false;      // --off-cpu
     uint64_t off_cpu_min = 0;  // --off-cpu-min TIME, ns
+    bool print_samples = false;  // --print-samples: upstream's line per sample
+    std::optional<uint64_t> top;  // --top N: rows of the table of functions, 0 = none
 };
 
 uint32_t u32(OptionValue v, const char* option) {
@@ -104,6 +107,15 @@ const OptionRow kOwnOptions[] = {
     Own::row(0, "off-cpu-min", "TIME", K::Value, false, G::Profiler,
              "with --off-cpu: leave out waits shorter than TIME\n(e.g. 100us)",
              [](ProfileOptions& o, OptionValue v) { o.off_cpu_min = core::parse_time_ns(*v); }),
+    Own::row(0, "print-samples", "", K::Flag, false, G::Profiler,
+             "print a line per sample (with -g and no --flame-graph\n"
+             "or --pprof, its stack too), as upstream perf-prof does",
+             [](ProfileOptions& o, OptionValue v) { o.print_samples = flag_value(v); }),
+    Own::row(0, "top", "N", K::Value, false, G::Profiler,
+             "rows of the table of the hottest functions printed at\n"
+             "exit and every -i (default 20; with --print-samples\n"
+             "0: no table)",
+             [](ProfileOptions& o, OptionValue v) { o.top = core::parse_bounded(*v, "top", UINT32_MAX); }),
     Own::row(0, "than", "PCT", K::Value, false, G::Profiler,
              "print only CPUs/threads busier than PCT percent\n"
              "of each second",
@@ -219,12 +231,10 @@ public:
             unwind::request_stacks(a, kernel, user, opt.dwarf_stack);
             stack_kernel = kernel;
             stack_user = user;
-            if (opt.flame_graph_given) {
-                interval_start_ = core::realtime_now_ns();
-                // Flame-graph-only mode: NAME "" with -i (SPEC §4.2).
-                lines_ = !(opt.flame_graph.empty() && opt.interval_ms);
-            }
+            // Flame-graph-only mode: NAME "" with -i (SPEC §4.2).
+            folded_stdout_ = opt.flame_graph_given && opt.flame_graph.empty() && opt.interval_ms;
         }
+        interval_start_ = core::realtime_now_ns();
         // Each sample stands for a period of 1/F s of CPU time.
         stack::stack_outputs(opt, ctx_.symbolizer(),
                              {.profiler = "profile",
@@ -237,6 +247,8 @@ public:
                                              .period_name = own.off_cpu ? "wall" : "cpu",
                                              .tag_key = own.off_cpu ? "off_cpu" : nullptr}})
             .move_to(printer_, flame_, pprof_);
+        if (pprof_) pprof_->main_processes(ctx_.threads());
+        plan_top(a, own);
         // eBPF filters: loaded before any event opens, so a refusal stops the run (SPEC §1.9).
         if (own.ebpf.any()) {
             bpf_ = filter::BpfFilter::load(own.ebpf, opt.verbose);
@@ -305,8 +317,8 @@ public:
     void print_event(const Sample& s) noexcept override { sample(s); }
 
     void interval() override {
-        if (!flame_) return;
-        flame_->flush(lines_ ? stack::interval_prefix(interval_start_) : "");
+        if (flame_) flame_->flush(folded_stdout_ ? "" : stack::interval_prefix(interval_start_));
+        if (top_) print_top_interval();
         interval_start_ = core::realtime_now_ns();
     }
 
@@ -326,17 +338,59 @@ public:
         // Waits still open end now: the time they lasted so far is time off the CPU.
         if (off_) off_->finish(ctx_.now());
         if (flame_) {
-            const bool prefix = lines_ && ctx_.options().interval_ms;
+            const bool prefix = !folded_stdout_ && ctx_.options().interval_ms;
             flame_->finish(prefix ? stack::interval_prefix(interval_start_) : "");
         }
         if (pprof_) pprof_->finish();
+        if (top_) finish_top();
     }
 
 private:
     static constexpr int kSwitchEvent = 1;
+    static constexpr uint64_t kTopRows = 20;
 
     // --off-cpu: sched_switch samples the stack each task leaves the CPU with (filtered to
     // leave out the idle task), and its switch records say when the task came back.
+    // The table of the hottest functions (issue 29): at exit and every -i, unless -q, --top 0,
+    // the folded stacks own stdout (flame-graph-only mode), or the samples go to a parent.
+    // Without -g a sample's address is its one frame.
+    void plan_top(perf_event_attr& a, const ProfileOptions& own) {
+        const Options& opt = ctx_.options();
+        // The lines are upstream's output: asked for, printed by a parent (nested), or the
+        // flame-graph-only mode's folded stacks instead.
+        lines_ = (own.print_samples || ctx_.forwarding()) && !folded_stdout_;
+        // --print-samples alone is upstream's output: no table unless --top asks for one too.
+        top_rows_ = size_t(own.top.value_or(own.print_samples ? 0 : kTopRows));
+        if (!top_rows_ || opt.verbose < 0 || folded_stdout_ || ctx_.forwarding()) return;
+        stack::Printer* printer = printer_.get();
+        if (!printer) {
+            a.sample_type |= PERF_SAMPLE_IP;
+            top_printer_ = std::make_unique<stack::Printer>(ctx_.symbolizer(), !own.exclude_kernel,
+                                                            !own.exclude_user);
+            printer = top_printer_.get();
+        }
+        top_ = std::make_unique<stack::TopStacks>(*printer);
+    }
+
+    // Each -i tick: the table of the interval, headed by its start time.
+    void print_top_interval() {
+        // To the millisecond: intervals of -i 100 start several times a second.
+        std::string title = core::format_wall(interval_start_).substr(0, 23) + " profile";
+        top_->print_interval(ctx_.out(), title, "samples", top_rows_);
+        ++top_intervals_;
+    }
+
+    // At exit: without -i the run's table; with -i the last interval's (when it holds samples)
+    // and then the whole run's.
+    void finish_top() {
+        if (!ctx_.options().interval_ms) {
+            top_->print_total(ctx_.out(), "profile", "samples", top_rows_);
+            return;
+        }
+        if (!top_->interval_empty() || top_intervals_ == 0) print_top_interval();
+        top_->print_total(ctx_.out(), "profile, whole run", "samples", top_rows_);
+    }
+
     void plan_off_cpu(EventPlan& p, const ProfileOptions& own, bool kernel, bool user) {
         // The sample_id trailer of every record of the ring is laid out by the first event's
         // sample_type: TID, TIME and CPU here too.
@@ -353,6 +407,11 @@ private:
 
     // One finished wait, weighted in sampling periods: into the stack outputs, or printed.
     void count_wait(const sched::OffCpu::Wait& w) {
+        if (top_ && w.units) {
+            root_.assign("[off-cpu: ");
+            (root_ += w.state) += ']';
+            top_->add_callchain(w.chain.data(), w.chain.size(), w.pid, root_, w.units);
+        }
         std::string_view comm = ctx_.comm(w.pid);
         if (comm == "<...>") comm = {};
         if (flame_ || pprof_) {
@@ -394,6 +453,12 @@ private:
 
     void print_sample(const Sample& s, uint64_t period) noexcept {
         FILE* out = ctx_.out();
+        if (top_) {
+            if (s.callchain)
+                top_->add_callchain(s.callchain, s.callchain_nr, s.pid, {}, weight_);
+            else
+                top_->add_ip(s.ip, s.pid, weight_);
+        }
         if (lines_) {
             line_.clear();
             output::append_line_head(ctx_, s.time, s.tid, s.cpu, {}, 0, line_, s.title);
@@ -403,7 +468,7 @@ private:
             std::fwrite(line_.data(), 1, line_.size(), out);
         }
         if (!s.callchain || !printer_) return;
-        if (stack::count_stack(flame_.get(), pprof_.get(), s, ctx_.comm(s.pid), weight_)) return;
+        if (stack::count_stack(flame_.get(), pprof_.get(), s, ctx_.comm(s.pid), weight_) || !lines_) return;
         line_.clear();
         printer_->print(s.callchain, s.callchain_nr, s.pid, line_);
         std::fwrite(line_.data(), 1, line_.size(), out);
@@ -418,13 +483,20 @@ private:
     std::unique_ptr<stack::FlameGraph> flame_;
     std::unique_ptr<stack::PprofStacks> pprof_;
     std::unique_ptr<filter::BpfFilter> bpf_;  // outlives the events it is attached to
-    bool lines_ = true;                       // per-sample lines (all but the flame-graph-only mode)
+    bool lines_ = false;                      // per-sample lines: --print-samples, or nested
+    bool folded_stdout_ = false;              // flame-graph-only mode: the folded stacks go to stdout
     std::unique_ptr<sched::OffCpu> off_;      // --off-cpu
     filter::RecordField prev_state_;
     uint64_t weight_ = 1;     // of the sample being counted (--off-cpu: its CPU time in periods)
     bool period_ns_ = false;  // the sampled event's period is ns of CPU time (cpu-clock)
     std::string root_;        // count_wait()'s buffer
     int64_t interval_start_ = 0;
+    // The table of the hottest functions: its printer when there is no -g, its rows, and how
+    // many intervals it has printed.
+    std::unique_ptr<stack::Printer> top_printer_;
+    std::unique_ptr<stack::TopStacks> top_;
+    size_t top_rows_ = 0;
+    int top_intervals_ = 0;
 };
 
 }  // namespace
@@ -434,14 +506,19 @@ const ProfilerInfo profile_info = {
     .name = "profile",
     .summary = "Sample the CPUs: hot spots, stacks, flame graphs.",
     .usage =
-        "[OPTION...] -F freq [-g [--off-cpu]] [--flame-graph file] [--pprof file] [--than PCT] [[--] <command>]",
+        "[OPTION...] -F freq [-g [--off-cpu]] [--top N] [--print-samples] [--flame-graph file] [--pprof file] "
+        "[--than PCT] [[--] <command>]",
     .body =
         {
             "SYNOPSIS",
             "    Sample what runs on the CPUs (or in the attached tasks) F times a second: CPU",
-            "    cycles on hosts with a PMU, the cpu-clock software event in VMs. Each sample",
-            "    prints the counter's growth since the previous one; with -g its call stack, or",
-            "    with --flame-graph the stacks are counted into a folded flame graph, with",
+            "    cycles on hosts with a PMU, the cpu-clock software event in VMs. At exit (and",
+            "    every -i) it prints the hottest functions as go tool pprof -top does: flat",
+            "    (samples in the function itself), cum (in it or what it calls, once per",
+            "    stack), sorted by flat; without -g a sample's function is where it was taken.",
+            "    --print-samples prints a line per sample instead, as upstream does (the",
+            "    counter's growth since the previous one; with -g its call stack). With",
+            "    --flame-graph the stacks are counted into a folded flame graph, with",
             "    --pprof into a pprof profile (go tool pprof -top FILE, -http=: FILE).",
             "    With --off-cpu (and -g) the time tasks spend off the CPU is counted too, each",
             "    wait with the stack the task left with, under an [off-cpu: STATE] frame (S, D,",
@@ -451,6 +528,8 @@ const ProfilerInfo profile_info = {
             "",
             "EXAMPLES",
             "    perf-prof profile -F 997 -C 0-3",
+            "    perf-prof profile -F 997 -g --top 40 -i 1000 -- ./workload",
+            "    perf-prof profile -F 997 --print-samples --top 0 -C 0",
             "    perf-prof profile -F 997 -g --flame-graph cpu -- ./workload",
             "    perf-prof profile -F 997 -g --pprof cpu.pb.gz -p 1234",
             "    perf-prof profile -F 997 -g --off-cpu --flame-graph wall -- ./server",

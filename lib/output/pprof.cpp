@@ -118,14 +118,46 @@ void PprofBuilder::sample(std::span<const uint64_t> location_ids, std::span<cons
     for (size_t i = 0; i < sum.size() && i < values.size(); ++i) sum[i] += values[i];
 }
 
-// pprof calls the first mapping the main binary (its "File:" line): the first one that is
-// neither a pseudo-file ("[kernel.kallsyms]", "[vdso]") nor a shared library.
+bool PprofBuilder::program_file(size_t i) const {
+    const std::string& f = strings_[mappings_[i].file];
+    const std::string_view base = std::string_view(f).substr(f.rfind('/') + 1);
+    return !f.empty() && f[0] != '[' && base.find(".so") == std::string_view::npos;
+}
+
+// pprof calls the first mapping the main binary (its "File:" line). Ours is the program file
+// (neither a pseudo-file such as "[kernel.kallsyms]" nor a shared library) in the most samples
+// (by the first value, once per sample) of the profiled processes, or of all processes when
+// those have none (system-wide); without any, the first program file added, else the first
+// mapping. The first added was whichever process's chain happened to be symbolized first.
 size_t PprofBuilder::main_mapping() const {
-    for (size_t i = 0; i < mappings_.size(); ++i) {
-        const std::string& f = strings_[mappings_[i].file];
-        const std::string_view base = std::string_view(f).substr(f.rfind('/') + 1);
-        if (!f.empty() && f[0] != '[' && base.find(".so") == std::string_view::npos) return i;
+    std::vector<int64_t> all(mappings_.size()), main(mappings_.size());
+    std::vector<uint64_t> seen;
+    bool any_main = false;
+    for (const Sample& s : samples_) {
+        bool of_main = false;
+        for (const Label& l : s.labels)
+            of_main |= main_key_ && l.key == main_key_ && !l.str &&
+                       std::find(main_nums_.begin(), main_nums_.end(), l.num) != main_nums_.end();
+        const int64_t w = s.values.empty() ? 0 : s.values[0];
+        seen.clear();
+        for (uint64_t loc : s.locations) {
+            const uint64_t m = locations_[loc - 1].mapping;
+            if (!m || !program_file(m - 1) || std::find(seen.begin(), seen.end(), m) != seen.end()) continue;
+            seen.push_back(m);
+            all[m - 1] += w;
+            if (of_main) {
+                main[m - 1] += w;
+                any_main |= w > 0;
+            }
+        }
     }
+    const std::vector<int64_t>& weight = any_main ? main : all;
+    size_t best = mappings_.size();
+    for (size_t i = 0; i < mappings_.size(); ++i)
+        if (weight[i] > 0 && (best == mappings_.size() || weight[i] > weight[best])) best = i;
+    if (best < mappings_.size()) return best;
+    for (size_t i = 0; i < mappings_.size(); ++i)
+        if (program_file(i)) return i;
     return 0;
 }
 

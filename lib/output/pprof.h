@@ -48,8 +48,14 @@ public:
     size_t sample_types() const { return types_.size() / 2; }
     size_t samples() const { return samples_.size(); }
 
+    // The processes profiled: the samples whose numeric label `key` is one of `nums` (pid).
+    // Their program file is the main binary.
+    void main_processes(uint64_t key, std::vector<int64_t> nums) {
+        main_key_ = key;
+        main_nums_ = std::move(nums);
+    }
     // The Profile message (not compressed). The first mapping written is the main binary's
-    // (pprof's "File:"): the first mapping added that is not "[...]" nor a shared library.
+    // (pprof's "File:"): see main_mapping().
     std::string encode() const;
 
 private:
@@ -71,6 +77,7 @@ private:
         std::vector<int64_t> values;
     };
     size_t main_mapping() const;
+    bool program_file(size_t mapping_index) const;
     // The id of the record `key` stands for; `make` appends it to `vec` when new.
     template <class T, class Make>
     static uint64_t intern(std::unordered_map<std::string, uint64_t>& ids, std::vector<T>& vec,
@@ -90,6 +97,8 @@ private:
     std::vector<Sample> samples_;
     std::unordered_map<std::string, uint64_t> mapping_ids_, function_ids_, location_ids_, sample_ids_;
     std::string key_;  // scratch for the keys above
+    uint64_t main_key_ = 0;
+    std::vector<int64_t> main_nums_;
 };
 
 // `data` as a gzip file (RFC 1952, zlib's deflate at the default level). Throws Error on failure.

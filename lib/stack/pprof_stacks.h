@@ -85,6 +85,12 @@ public:
     // A string label `key`=`value` on every sample (serve: executable, build_id), set before
     // the first sample is added.
     void label(std::string_view key, std::string_view value);
+    // The processes profiled (a command's, -p's; Context::threads()): the program file in
+    // most of their samples is the profile's main binary (pprof's "File:"). Without them, or
+    // when they have no sample, the one in most samples of all.
+    void main_processes(std::span<const int> pids) {
+        profile_.main_processes(pid_key_, std::vector<int64_t>(pids.begin(), pids.end()));
+    }
     // The profile's other fields: comments, the default sample type.
     output::PprofBuilder& builder() { return profile_; }
     // The profile of the whole run, gzip-compressed, as finish() writes it.

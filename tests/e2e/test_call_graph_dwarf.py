@@ -80,7 +80,7 @@ def ok(pp, args, timeout=60):
 
 
 def profile(pp, wl, cg, *mode):
-    return ok(pp, ["profile", "-F", "997", *cg, "--", wl, *mode])
+    return ok(pp, ["profile", "--print-samples", "-F", "997", *cg, "--", wl, *mode])
 
 
 def leaf_stacks(stacks, leaf):

@@ -36,7 +36,7 @@ def test_profile_freq_above_the_kernel_limit(pp):
 
 
 def test_profile_freq_at_the_kernel_limit_runs(pp, needs_root, workload):
-    rc, out, err = pp.run(["profile", "-F", str(max_sample_rate()), "-N", "3", "--", workload("spin"), "300"])
+    rc, out, err = pp.run(["profile", "--print-samples", "-F", str(max_sample_rate()), "-N", "3", "--", workload("spin"), "300"])
     assert (rc, err) == (0, ""), err
     assert len(out.splitlines()) == 3, out
 
@@ -214,11 +214,11 @@ def test_profile_exclude_user_keeps_user_frames_when_asked(pp, needs_root, workl
     """--exclude-user samples kernel mode; an explicit --user-callchain adds the user frames of
     the task that entered the kernel (they were dropped in silence)."""
     wl = workload("syscalls")
-    rc, out, err = pp.run(["profile", "-F", "499", "-g", "--exclude-user", "--user-callchain", "-N", "5", "--", wl,
+    rc, out, err = pp.run(["profile", "--print-samples", "-F", "499", "-g", "--exclude-user", "--user-callchain", "-N", "5", "--", wl,
                            "getpid", "3000000"], timeout=60)
     assert (rc, err) == (0, ""), err
     assert " main+0x" in out and "[kernel.kallsyms]" in out, out
-    rc, out, err = pp.run(["profile", "-F", "499", "-g", "--exclude-user", "-N", "5", "--", wl, "getpid", "3000000"],
+    rc, out, err = pp.run(["profile", "--print-samples", "-F", "499", "-g", "--exclude-user", "-N", "5", "--", wl, "getpid", "3000000"],
                           timeout=60)
     assert (rc, err) == (0, ""), err
     assert " main+0x" not in out and "[kernel.kallsyms]" in out, out

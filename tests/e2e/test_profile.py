@@ -116,7 +116,7 @@ def test_flame_graph_of_processes_gone_before_the_end(perf_prof, workload, tmp_p
 
 
 def test_sample_lines_and_stacks(perf_prof, workload):
-    rc, out, err = run([perf_prof, "profile", "-F", "500", "-g", "--", workload("hotab"), "500"], timeout=30)
+    rc, out, err = run([perf_prof, "profile", "--print-samples", "-F", "500", "-g", "--", workload("hotab"), "500"], timeout=30)
     assert rc == 0 and err == ""
     lines = out.splitlines()
     heads = [LINE_RE.match(l) for l in lines if not l.startswith("    ")]
@@ -130,7 +130,7 @@ def test_sample_lines_and_stacks(perf_prof, workload):
 
 def test_exclude_user_keeps_no_user_frames(perf_prof, workload):
     # getpid() in a loop: most of its time is spent entering and leaving the kernel.
-    rc, out, err = run([perf_prof, "profile", "-F", "997", "-g", "--exclude-user", "--", workload("syscalls"),
+    rc, out, err = run([perf_prof, "profile", "--print-samples", "-F", "997", "-g", "--exclude-user", "--", workload("syscalls"),
                         "getpid", "500000"], timeout=30)
     assert rc == 0 and err == ""
     frames = [l.split()[0] for l in out.splitlines() if l.startswith("    ")]
@@ -140,13 +140,13 @@ def test_exclude_user_keeps_no_user_frames(perf_prof, workload):
 
 
 def test_than_prints_busy_not_idle(perf_prof, workload):
-    rc, out, err = run([perf_prof, "profile", "-F", "100", "--than", "50", "--", workload("spin"), "1500"],
+    rc, out, err = run([perf_prof, "profile", "--print-samples", "-F", "100", "--than", "50", "--", workload("spin"), "1500"],
                        timeout=30)
     assert rc == 0 and err == ""
     busy = [l for l in out.splitlines() if LINE_RE.match(l)]
     # 1.5 s of 100 % CPU: each 1 s window prints from its 50th sample on.
     assert len(busy) >= 40, out[-2000:]
-    rc, out, err = run([perf_prof, "profile", "-F", "100", "--than", "50", "--", "sleep", "1.5"], timeout=30)
+    rc, out, err = run([perf_prof, "profile", "--print-samples", "-F", "100", "--than", "50", "--", "sleep", "1.5"], timeout=30)
     assert rc == 0 and err == ""
     assert out == ""
 
@@ -163,7 +163,7 @@ def sample_tids(out):
 
 def profile_spin(perf_prof, workload, args, ms=500, prefix=()):
     """profile -F 200 ARGS -- [PREFIX] spin MS: the samples' tids, after exit 0 with no stderr."""
-    rc, out, err = run([perf_prof, "profile", "-F", "200"] + args + ["--"] + list(prefix) +
+    rc, out, err = run([perf_prof, "profile", "--print-samples", "-F", "200"] + args + ["--"] + list(prefix) +
                        [workload("spin"), str(ms)], timeout=30)
     assert_not_crashed(rc)
     assert rc == 0 and err == "", (rc, err)
@@ -179,7 +179,7 @@ def test_attach_pid_cpu_cgroup(perf_prof, workload, needs_root):
     cg = os.path.join(mount, "pp_test_%06x" % random.getrandbits(24)) if mount else None
     try:
         def samples(args):
-            rc, out, err = run([perf_prof, "profile", "-F", "200", "-N", "40"] + args, timeout=20)
+            rc, out, err = run([perf_prof, "profile", "--print-samples", "-F", "200", "-N", "40"] + args, timeout=20)
             assert_not_crashed(rc)
             assert rc == 0 and err == "", (args, rc, err)
             lines = [LINE_RE.match(l) for l in out.splitlines()]
@@ -210,7 +210,7 @@ def test_exclude_pid_drops_that_process_only(perf_prof, workload):
     try:
         seen = {}
         for args in ([], ["--exclude_pid", str(a.pid)]):
-            p = Bg([perf_prof, "profile", "-F", "200"] + args)
+            p = Bg([perf_prof, "profile", "--print-samples", "-F", "200"] + args)
             time.sleep(1.2)
             p.send(signal.SIGINT)
             rc, out, err = p.finish(timeout=15)

@@ -192,7 +192,7 @@ def test_system_wide_leaves_idle_out(pp, needs_root, workload, tmp_path):
 
 
 def test_lines_without_a_flame_graph(pp, needs_root, workload):
-    out = ok(pp, ["profile", "-F", str(F), "-g", "--off-cpu", "--", workload("offcpu"), "vfork", "3", "20"])
+    out = ok(pp, ["profile", "--print-samples", "-F", str(F), "-g", "--off-cpu", "--", workload("offcpu"), "vfork", "3", "20"])
     waits = re.findall(r"profile: off-cpu D (\d+\.\d+) ms", out)
     assert len(waits) >= 3, out[-2000:]
     # Each at least the child's 20 ms sleep (the first vfork also copies the profiler's events).
@@ -250,7 +250,7 @@ def test_thread_and_cgroup_selection(pp, needs_root, workload):
         napper = max(int(t) for t in os.listdir("/proc/%d/task" % a.pid))
 
         def lines(args):
-            r = pp.start(["profile", "-F", str(F), "-g", "--off-cpu"] + args)
+            r = pp.start(["profile", "--print-samples", "-F", str(F), "-g", "--off-cpu"] + args)
             time.sleep(1.5)
             r.send(signal.SIGINT)
             rc, out, err = r.finish(timeout=20)

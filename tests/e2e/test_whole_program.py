@@ -96,14 +96,14 @@ def check_profile(samples):
 
 
 def test_profile_of_a_command_sees_its_threads_and_children(pp, needs_root, workload):
-    out = ok(pp, ["profile", "-F", str(FREQ), "-g", "--", workload("family"), *ARGS])
+    out = ok(pp, ["profile", "--print-samples", "-F", str(FREQ), "-g", "--", workload("family"), *ARGS])
     check_profile(profile_samples(out))
-    out = ok(pp, ["profile", "-F", str(FREQ), "-g", "--no-inherit", "--", workload("family"), *ARGS])
+    out = ok(pp, ["profile", "--print-samples", "-F", str(FREQ), "-g", "--no-inherit", "--", workload("family"), *ARGS])
     assert profile_samples(out) == []
 
 
 def test_profile_of_an_attached_process_sees_tasks_created_later(pp, needs_root, workload):
-    check_profile(profile_samples(run_attached(pp, ["profile", "-F", str(FREQ), "-g"], workload)))
+    check_profile(profile_samples(run_attached(pp, ["profile", "--print-samples", "-F", str(FREQ), "-g"], workload)))
 
 
 def test_profile_flame_graph_of_a_command(pp, needs_root, workload, tmp_path):

@@ -350,6 +350,44 @@ TEST(PprofBuilder, SyntheticProfileDecodes) {
     EXPECT_EQ(scalar(fn_hot, 5), 20u);
 }
 
+// The main binary (written first: pprof's "File:") is the program file in most samples of the
+// profiled processes, else of all; shared libraries and pseudo-files never are.
+TEST(PprofBuilder, MainMappingIsTheProfiledProgram) {
+    auto main_file = [](PprofBuilder& b) {
+        const Decoded d = decode_profile(b.encode());
+        return d.str(scalar(d.mappings.at(d.mapping_order.at(0)), 5));
+    };
+    PprofBuilder b({{"samples", "count"}}, {"samples", "count"}, 1);
+    const uint64_t sh = b.mapping(0x1000, 0x2000, 0, "/usr/bin/dash", "", false);
+    const uint64_t libc = b.mapping(0x7f0000001000, 0x7f0000100000, 0, "/lib/libc.so.6", "", false);
+    const uint64_t child = b.mapping(0x3000, 0x4000, 0, "/bin/child", "", false);
+    const uint64_t fn = b.function("f", "f", "", 0);
+    const uint64_t l_sh = b.location(sh, 0x1100, fn, 0), l_sh2 = b.location(sh, 0x1200, fn, 0);
+    const uint64_t l_libc = b.location(libc, 0x7f0000001100, fn, 0);
+    const uint64_t l_child = b.location(child, 0x3100, fn, 0);
+    const uint64_t pid = b.string_id("pid");
+    const PprofBuilder::Label of_sh[] = {{pid, 0, 10}}, of_child[] = {{pid, 0, 11}};
+    // The shell: 2 samples, its file twice in one of them (recursion counts once).
+    const uint64_t c1[] = {l_sh, l_sh2}, c2[] = {l_libc, l_sh}, c3[] = {l_libc, l_child};
+    const int64_t one[] = {1}, many[] = {50};
+    b.sample(c1, one, of_sh);
+    b.sample(c2, one, of_sh);
+    b.sample(c3, many, of_child);
+    EXPECT_EQ(main_file(b), "/bin/child");  // no profiled process named: the most sampled
+    b.main_processes(pid, {10});
+    EXPECT_EQ(main_file(b), "/usr/bin/dash");
+    b.main_processes(pid, {99});  // none of its samples: the most sampled of all
+    EXPECT_EQ(main_file(b), "/bin/child");
+
+    PprofBuilder libs({{"samples", "count"}}, {"samples", "count"}, 1);
+    const uint64_t k = libs.mapping(uint64_t(1) << 63, UINT64_MAX, 0, "[kernel.kallsyms]", "", false);
+    const uint64_t so = libs.mapping(0x7f0000001000, 0x7f0000100000, 0, "/lib/libc.so.6", "", false);
+    const uint64_t g = libs.function("g", "g", "", 0);
+    const uint64_t ck[] = {libs.location(k, 0xffffffff81000000, g, 0), libs.location(so, 0x7f0000001000, g, 0)};
+    libs.sample(ck, many, {});
+    EXPECT_EQ(main_file(libs), "[kernel.kallsyms]");  // no program file: the first mapping
+}
+
 TEST(PprofBuilder, EmptyProfileIsValid) {
     PprofBuilder b({{"samples", "count"}}, {"samples", "count"}, 1);
     const Decoded d = decode_profile(b.encode());
