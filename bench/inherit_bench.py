@@ -66,7 +66,8 @@ def main():
         for _ in range(args.repeat):
             wall, cpu, _ = run(load)
             rows["untraced"].append((wall, cpu, 0, 0.0))
-            wall, cpu, out = run([args.perf_prof, "profile", "-F", str(args.freq), "-g", "--", *load], stdout=None)
+            wall, cpu, out = run([args.perf_prof, "profile", "-F", str(args.freq), "-g", "--print-samples", "--", *load],
+                                 stdout=None)
             rows["perf-prof"].append((wall, cpu, spin_samples(out), cpu))
             wall, cpu, _ = run(["perf", "record", "-q", "-F", str(args.freq), "-g", "-o", data, "--", *load])
             _, post, out = run(["perf", "script", "-i", data], stdout=None)

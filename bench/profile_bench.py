@@ -124,8 +124,8 @@ def measure_perfprof(args, tmp, flame, rep, load=True):
     out_path = os.path.join(tmp, tag + ".out")
     flame_base = os.path.join(tmp, tag)
     cmd = [args.perf_prof, "profile", "-F", str(args.freq), "-g"]
-    if flame:
-        cmd += ["--flame-graph", flame_base]
+    # Without a flame graph: the stack of every sample printed, as perf script prints them.
+    cmd += ["--flame-graph", flame_base] if flame else ["--print-samples"]
     cmd += args.profile_args.split()
     with open(os.devnull if flame else out_path, "wb") as out, open(err_path, "wb") as err:
         prof = Proc(cmd, out, err)

@@ -39,7 +39,8 @@ struct ProfileOptions final : ProfilerOptions {
     filter::EbpfFilters ebpf;
     bool off_cpu = false;      // --off-cpu
     uint64_t off_cpu_min = 0;  // --off-cpu-min TIME, ns
-    bool print_samples = false;  // --print-samples: upstream's line per sample
+
+    bool print_samples = false;   // --print-samples: upstream's line per sample
     std::optional<uint64_t> top;  // --top N: rows of the table of functions, 0 = none
 };
 
@@ -365,8 +366,8 @@ private:
         stack::Printer* printer = printer_.get();
         if (!printer) {
             a.sample_type |= PERF_SAMPLE_IP;
-            top_printer_ = std::make_unique<stack::Printer>(ctx_.symbolizer(), !own.exclude_kernel,
-                                                            !own.exclude_user);
+            top_printer_ =
+                std::make_unique<stack::Printer>(ctx_.symbolizer(), !own.exclude_kernel, !own.exclude_user);
             printer = top_printer_.get();
         }
         top_ = std::make_unique<stack::TopStacks>(*printer);

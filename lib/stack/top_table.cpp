@@ -52,8 +52,8 @@ std::vector<TopTable::Row> TopTable::rows() const {
 
 namespace {
 
-void append_row(std::string& out, uint64_t flat, double flat_pct, double sum_pct, uint64_t cum, double cum_pct,
-                std::string_view name) {
+void append_row(std::string& out, uint64_t flat, double flat_pct, double sum_pct, uint64_t cum,
+                double cum_pct, std::string_view name) {
     char buf[96];
     std::snprintf(buf, sizeof buf, "%10" PRIu64 " %6.2f%% %6.2f%% %10" PRIu64 " %6.2f%%  ", flat, flat_pct,
                   sum_pct, cum, cum_pct);
@@ -64,7 +64,8 @@ void append_row(std::string& out, uint64_t flat, double flat_pct, double sum_pct
 
 }  // namespace
 
-void TopTable::format(std::string& out, std::string_view title, std::string_view unit, size_t max_rows) const {
+void TopTable::format(std::string& out, std::string_view title, std::string_view unit,
+                      size_t max_rows) const {
     const std::vector<Row> all = rows();
     const size_t shown = std::min(max_rows, all.size());
     out += title;
@@ -100,7 +101,8 @@ void TopStacks::before_forget(uint32_t tgid) {
     if (pending_.holds(tgid)) symbolize_pending();
 }
 
-void TopStacks::add_callchain(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view root, uint64_t n) {
+void TopStacks::add_callchain(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string_view root,
+                              uint64_t n) {
     if (pending_.add(printer_, ips, nr, pid, root, n)) symbolize_pending();
 }
 
@@ -111,28 +113,29 @@ void TopStacks::add_ip(uint64_t ip, uint32_t pid, uint64_t n) {
 }
 
 void TopStacks::symbolize_pending() {
-    pending_.drain([&](uint32_t pid, std::string_view root, std::span<const uint64_t> ips, uint64_t n, uint64_t) {
-        Printer::leaf_first(ips.data(), ips.size(), frames_);
-        // Names first into one buffer, then views on it: the buffer may move while it grows.
-        names_text_.clear();
-        ends_.clear();
-        for (const Printer::ChainFrame& f : frames_) {
-            if (f.ctx == Printer::Context::Truncated) continue;  // not a function
-            printer_.folded_name(f, pid, names_text_);
-            ends_.push_back(names_text_.size());
-        }
-        if (!root.empty()) {
-            names_text_ += root;
-            ends_.push_back(names_text_.size());
-        }
-        names_.clear();
-        size_t start = 0;
-        for (size_t end : ends_) {
-            names_.push_back(std::string_view(names_text_).substr(start, end - start));
-            start = end;
-        }
-        interval_.add(names_, n);
-    });
+    pending_.drain(
+        [&](uint32_t pid, std::string_view root, std::span<const uint64_t> ips, uint64_t n, uint64_t) {
+            Printer::leaf_first(ips.data(), ips.size(), frames_);
+            // Names first into one buffer, then views on it: the buffer may move while it grows.
+            names_text_.clear();
+            ends_.clear();
+            for (const Printer::ChainFrame& f : frames_) {
+                if (f.ctx == Printer::Context::Truncated) continue;  // not a function
+                printer_.folded_name(f, pid, names_text_);
+                ends_.push_back(names_text_.size());
+            }
+            if (!root.empty()) {
+                names_text_ += root;
+                ends_.push_back(names_text_.size());
+            }
+            names_.clear();
+            size_t start = 0;
+            for (size_t end : ends_) {
+                names_.push_back(std::string_view(names_text_).substr(start, end - start));
+                start = end;
+            }
+            interval_.add(names_, n);
+        });
 }
 
 void TopStacks::print_interval(FILE* out, std::string_view title, std::string_view unit, size_t max_rows) {

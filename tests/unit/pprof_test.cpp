@@ -383,7 +383,8 @@ TEST(PprofBuilder, MainMappingIsTheProfiledProgram) {
     const uint64_t k = libs.mapping(uint64_t(1) << 63, UINT64_MAX, 0, "[kernel.kallsyms]", "", false);
     const uint64_t so = libs.mapping(0x7f0000001000, 0x7f0000100000, 0, "/lib/libc.so.6", "", false);
     const uint64_t g = libs.function("g", "g", "", 0);
-    const uint64_t ck[] = {libs.location(k, 0xffffffff81000000, g, 0), libs.location(so, 0x7f0000001000, g, 0)};
+    const uint64_t ck[] = {libs.location(k, 0xffffffff81000000, g, 0),
+                           libs.location(so, 0x7f0000001000, g, 0)};
     libs.sample(ck, many, {});
     EXPECT_EQ(main_file(libs), "[kernel.kallsyms]");  // no program file: the first mapping
 }
