@@ -6,6 +6,9 @@ program."""
 
 import os
 import re
+import signal
+import subprocess
+import time
 
 import pytest
 
@@ -126,8 +129,10 @@ def test_interval_tables_and_the_whole_run(pp, needs_root, workload):
     assert last[0] == "profile, whole run"
     check_table(last, 5)
     assert last[1] == sum(t[1] for t in intervals)
-    full = [t for t in intervals if t[1] > 200]
-    assert full and all(by_name(t)["work"][1] >= 85.0 for t in full)
+    assert by_name(last)["work"][1] >= 85.0
+    # An interval of ~300 samples on an idle machine; fewer when hotab shares its CPU.
+    full = [t for t in intervals if t[1] > 50]
+    assert full and all(by_name(t)["work"][1] >= 80.0 for t in full), [t[:4] for t in intervals]
 
 
 def test_print_samples_is_upstreams_output(pp, needs_root, workload):
@@ -197,3 +202,38 @@ def test_pprof_main_binary_is_the_profiled_program(pp, needs_root, workload, go_
     pb2 = str(tmp_path / "p.pb.gz")
     ok(pp, ["profile", "-F", "997", "-g", "--pprof", pb2, "--", workload("hotab"), "300"])
     assert re.search(r"^File: hotab$", go_pprof("-top", pb2), re.M)
+
+
+def test_table_on_sigint(pp, needs_root, workload):
+    """Attached with -p and stopped by Ctrl-C: the table is printed, whole."""
+    hot = subprocess.Popen([workload("hotab"), "20000"])
+    try:
+        p = pp.start(["profile", "-F", "997", "-g", "-p", str(hot.pid)])
+        time.sleep(1.0)
+        p.send(signal.SIGINT)
+        rc, out, err = p.finish(timeout=20)
+    finally:
+        hot.kill()
+        hot.wait()
+    assert rc == 0 and err == "", (rc, err)
+    ts = tables(out)
+    assert len(ts) == 1 and ts[0][1] > 300, out[-1000:]
+    check_table(ts[0])
+    assert by_name(ts[0])["work"][1] >= 85.0
+
+
+def test_off_cpu_waits_in_the_table(pp, needs_root, workload):
+    """--off-cpu: the waits count under their [off-cpu: STATE] frame, weighted in periods as in
+    the flame graph: `offcpu split` naps in one thread while another spins, both for 1 s."""
+    out = ok(pp, ["profile", "-F", "997", "-g", "--off-cpu", "--top", "1000", "--", workload("offcpu"), "split",
+                  "1000"])
+    # The workload says how long it spun.
+    ts = tables("\n".join(l for l in out.splitlines() if not l.startswith("spin_ns=")))
+    assert len(ts) == 1
+    check_table(ts[0], 1000)
+    f = by_name(ts[0])
+    total = ts[0][1]
+    # The sleeping thread's second of S is about half of the wall time of both threads.
+    assert 35.0 <= f["[off-cpu: S]"][4] <= 60.0, (f["[off-cpu: S]"], total)
+    assert f["[off-cpu: S]"][0] == 0 and f["nap_work"][3] >= f["[off-cpu: S]"][3] * 0.9
+    assert f["spin_work"][4] >= 25.0, f["spin_work"]
