@@ -353,7 +353,7 @@ private:
     // --off-cpu: sched_switch samples the stack each task leaves the CPU with (filtered to
     // leave out the idle task), and its switch records say when the task came back.
     // The table of the hottest functions (issue 29): at exit and every -i, unless -q, --top 0,
-    // the folded stacks own stdout (flame-graph-only mode), or the samples go to a parent.
+    // the folded stacks own stdout (--flame-graph ""), or the samples go to a parent.
     // Without -g a sample's address is its one frame.
     void plan_top(perf_event_attr& a, const ProfileOptions& own) {
         const Options& opt = ctx_.options();
@@ -362,7 +362,9 @@ private:
         lines_ = (own.print_samples || ctx_.forwarding()) && !folded_stdout_;
         // --print-samples alone is upstream's output: no table unless --top asks for one too.
         top_rows_ = size_t(own.top.value_or(own.print_samples ? 0 : kTopRows));
-        if (!top_rows_ || opt.verbose < 0 || folded_stdout_ || ctx_.forwarding()) return;
+        // --flame-graph "": stdout is the folded stacks', with or without -i.
+        const bool folded_on_stdout = opt.flame_graph_given && opt.flame_graph.empty();
+        if (!top_rows_ || opt.verbose < 0 || folded_on_stdout || ctx_.forwarding()) return;
         stack::Printer* printer = printer_.get();
         if (!printer) {
             a.sample_type |= PERF_SAMPLE_IP;

@@ -237,3 +237,12 @@ def test_off_cpu_waits_in_the_table(pp, needs_root, workload):
     assert 35.0 <= f["[off-cpu: S]"][4] <= 60.0, (f["[off-cpu: S]"], total)
     assert f["[off-cpu: S]"][0] == 0 and f["nap_work"][3] >= f["[off-cpu: S]"][3] * 0.9
     assert f["spin_work"][4] >= 25.0, f["spin_work"]
+
+
+@pytest.mark.parametrize("interval", [[], ["-i", "200"]], ids=["at-exit", "interval"])
+def test_no_table_in_folded_stacks_on_stdout(pp, needs_root, workload, interval):
+    """--flame-graph "": stdout holds folded stacks only, every line `frames count`."""
+    out = ok(pp, ["profile", "-F", "997", "-g", "--flame-graph", ""] + interval + ["--", workload("hotab"), "400"])
+    lines = out.splitlines()
+    assert len(lines) > 3 and all(re.match(r"^\S.* \d+$", l) and ";" in l for l in lines), lines[:5]
+    assert sum(int(l.rsplit(" ", 1)[1]) for l in lines) > 250
