@@ -110,12 +110,13 @@ const OptionRow kOwnOptions[] = {
              [](ProfileOptions& o, OptionValue v) { o.off_cpu_min = core::parse_time_ns(*v); }),
     Own::row(0, "print-samples", "", K::Flag, false, G::Profiler,
              "print a line per sample (with -g and no --flame-graph\n"
-             "or --pprof, its stack too), as upstream perf-prof does",
+             "or --pprof, its stack too), as upstream perf-prof\n"
+             "does; no table unless --top N is given too",
              [](ProfileOptions& o, OptionValue v) { o.print_samples = flag_value(v); }),
     Own::row(0, "top", "N", K::Value, false, G::Profiler,
              "rows of the table of the hottest functions printed at\n"
-             "exit and every -i (default 20; with --print-samples\n"
-             "0: no table)",
+             "exit and every -i (default 20, 0: none; with\n"
+             "--print-samples: none)",
              [](ProfileOptions& o, OptionValue v) { o.top = core::parse_bounded(*v, "top", UINT32_MAX); }),
     Own::row(0, "than", "PCT", K::Value, false, G::Profiler,
              "print only CPUs/threads busier than PCT percent\n"
@@ -532,7 +533,7 @@ const ProfilerInfo profile_info = {
             "EXAMPLES",
             "    perf-prof profile -F 997 -C 0-3",
             "    perf-prof profile -F 997 -g --top 40 -i 1000 -- ./workload",
-            "    perf-prof profile -F 997 --print-samples --top 0 -C 0",
+            "    perf-prof profile -F 997 --print-samples -C 0",
             "    perf-prof profile -F 997 -g --flame-graph cpu -- ./workload",
             "    perf-prof profile -F 997 -g --pprof cpu.pb.gz -p 1234",
             "    perf-prof profile -F 997 -g --off-cpu --flame-graph wall -- ./server",

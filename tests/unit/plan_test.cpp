@@ -345,8 +345,14 @@ TEST(Plan, ProfileOneSampledCounter) {
     ASSERT_EQ(p.events.size(), 1u);
     const EventSpec& e = p.events[0];
     EXPECT_EQ(e.kind, EventKind::Other);
-    EXPECT_EQ(e.attr.sample_type,
-              uint64_t(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD));
+    // The address: the table of functions names the one each sample was taken in.
+    EXPECT_EQ(e.attr.sample_type, uint64_t(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+                                           PERF_SAMPLE_PERIOD | PERF_SAMPLE_IP));
+    // Upstream's lines, and no table: no address either.
+    for (const char* no_table : {"--print-samples", "--top=0"})
+        EXPECT_EQ(PlanContext({"profile", "-F", "99", no_table}).plan().events.at(0).attr.sample_type,
+                  uint64_t(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD))
+            << no_table;
     EXPECT_TRUE(e.attr.type == PERF_TYPE_HARDWARE || e.attr.type == PERF_TYPE_SOFTWARE) << e.attr.type;
     EXPECT_TRUE(e.name == "ref-cycles" || e.name == "cpu-cycles" || e.name == "cpu-clock") << e.name;
 
