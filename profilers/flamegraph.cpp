@@ -134,9 +134,10 @@ int render(const Options& opt) {
         if (files == 0)
             throw Error::usage(own.diff ? "flamegraph --diff: name BEFORE.folded and AFTER.folded"
                                         : "flamegraph: name the folded file to draw ('-' for stdin)");
-        throw Error::usage(std::string(own.diff ? "flamegraph --diff takes two folded files, BEFORE and AFTER"
-                                                : "flamegraph takes one folded file") +
-                           ", options before them ('" + opt.workload[own.diff ? 2 : 1] + "' came after '" +
+        throw Error::usage(std::string(own.diff ? "flamegraph --diff takes two folded files, BEFORE and AFTER, "
+                                                  "options before them"
+                                                : "flamegraph takes one folded file, options before it") +
+                           " ('" + opt.workload[own.diff ? 2 : 1] + "' came after '" +
                            opt.workload[own.diff ? 1 : 0] + "'; see 'perf-prof flamegraph -h')");
     }
     if (!own.diff && own.fg.normalize) throw Error::usage("flamegraph: --normalize goes with --diff");
