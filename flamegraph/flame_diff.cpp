@@ -52,11 +52,13 @@ void append_diff_percent(std::string& out, double before, double after) {
 }
 
 void append_scaled(std::string& out, double v) {
-    const double r = std::round(v);
-    if (std::fabs(v - r) < 0.05)
-        append_grouped(out, uint64_t(r));
-    else
-        append_fixed(out, v, 1, true);
+    // Tenths, the integer part grouped like every other count: "1,506.3", "150".
+    const auto tenths = uint64_t(std::llround(std::max(0.0, v) * 10));
+    append_grouped(out, tenths / 10);
+    if (tenths % 10) {
+        out += '.';
+        out += char('0' + tenths % 10);
+    }
 }
 
 void append_diff_title(std::string& out, uint64_t after, uint64_t after_total, uint64_t before_raw,

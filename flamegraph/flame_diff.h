@@ -37,7 +37,7 @@ void append_diff_percent(std::string& out, double before, double after);
 void append_diff_title(std::string& out, uint64_t after, uint64_t after_total, uint64_t before_raw,
                        const DiffScale& scale, const std::string& count_name);
 
-// A count that may be fractional (a normalized one): "150" or "133.3".
+// A count that may be fractional (a normalized one), to a tenth: "150", "1,506.3".
 void append_scaled(std::string& out, double v);
 
 }  // namespace perfprof::flamegraph

@@ -68,6 +68,18 @@ TEST(FlameDiff, FillsGoFromGreyToRedOrBlue) {
     EXPECT_EQ(fill(-0.5), "#839ce0");
 }
 
+TEST(FlameDiff, ScaledCountsToATenth) {
+    auto scaled = [](double v) {
+        std::string out;
+        append_scaled(out, v);
+        return out;
+    };
+    EXPECT_EQ(scaled(150), "150");
+    EXPECT_EQ(scaled(149.98), "150");
+    EXPECT_EQ(scaled(1506.33), "1,506.3");
+    EXPECT_EQ(scaled(0.04), "0");
+}
+
 TEST(FlameDiff, PercentIsSignedWithOneDecimal) {
     EXPECT_EQ(percent(100, 200), "+100.0%");
     EXPECT_EQ(percent(100, 50), "-50.0%");
