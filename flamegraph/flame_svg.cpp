@@ -386,8 +386,11 @@ void append_legend(std::string& out, const bool (&present)[kFirstOverride]) {
 void append_diff_legend(std::string& out) {
     out += "<g id=\"legend\">";
     double x = kPad;
-    static constexpr std::pair<double, const char*> kKeys[] = {
-        {1, "grew (full: new)"}, {0.5, "doubled"}, {0, "unchanged"}, {-0.5, "halved"}, {-1, "shrank (full: gone)"}};
+    static constexpr std::pair<double, const char*> kKeys[] = {{1, "grew (full: new)"},
+                                                               {0.5, "doubled"},
+                                                               {0, "unchanged"},
+                                                               {-0.5, "halved"},
+                                                               {-1, "shrank (full: gone)"}};
     for (const auto& [change, label] : kKeys) {
         out += "<rect x=\"";
         append_fixed(out, x);
@@ -490,8 +493,8 @@ constexpr size_t kGoneShown = 10;  // lines of the gone list; the rest are summe
 constexpr double kGoneLine = 16;
 
 // Under a differential picture: the frames only BEFORE had, the widest first.
-void append_gone(std::string& out, const FoldedStacks& stacks, std::vector<Gone>& gone, const DiffScale& scale,
-                 const std::string& count_name, double y) {
+void append_gone(std::string& out, const FoldedStacks& stacks, std::vector<Gone>& gone,
+                 const DiffScale& scale, const std::string& count_name, double y) {
     if (gone.empty()) return;
     std::stable_sort(gone.begin(), gone.end(), [](const Gone& a, const Gone& b) { return a.was > b.was; });
     out += "<g id=\"gone\"><text x=\"10\" y=\"";
@@ -596,8 +599,14 @@ void render_flame_graph(const FoldedStacks& stacks, const FlameOptions& opt, con
         append_legend(out, present);
 
     out += "<g id=\"frames\">\n";
-    const FrameLayout layout{stacks,    opt,       override, total, inner / (total > 0 ? total : 1),
-                             fh,        max_depth, stacks.differential() ? &scale : nullptr};
+    const FrameLayout layout{stacks,
+                             opt,
+                             override,
+                             total,
+                             inner / (total > 0 ? total : 1),
+                             fh,
+                             max_depth,
+                             stacks.differential() ? &scale : nullptr};
     std::string name_buf;
     walk_frames(
         tree, min_count,

@@ -134,9 +134,10 @@ int render(const Options& opt) {
         if (files == 0)
             throw Error::usage(own.diff ? "flamegraph --diff: name BEFORE.folded and AFTER.folded"
                                         : "flamegraph: name the folded file to draw ('-' for stdin)");
-        throw Error::usage(std::string(own.diff ? "flamegraph --diff takes two folded files, BEFORE and AFTER, "
-                                                  "options before them"
-                                                : "flamegraph takes one folded file, options before it") +
+        throw Error::usage(std::string(own.diff
+                                           ? "flamegraph --diff takes two folded files, BEFORE and AFTER, "
+                                             "options before them"
+                                           : "flamegraph takes one folded file, options before it") +
                            " ('" + opt.workload[own.diff ? 2 : 1] + "' came after '" +
                            opt.workload[own.diff ? 1 : 0] + "'; see 'perf-prof flamegraph -h')");
     }
@@ -162,7 +163,8 @@ int render(const Options& opt) {
         throw Error("flamegraph --diff: BEFORE has no samples to compare with (every before count is 0)");
     flamegraph::FlameOptions fg = own.fg;
     if (!own.title_given && fg.reverse) fg.title = "Flame Graph (reversed)";
-    if (!own.title_given && own.diff) fg.title = fg.reverse ? "Differential Flame Graph (reversed)" : "Differential Flame Graph";
+    if (!own.title_given && own.diff)
+        fg.title = fg.reverse ? "Differential Flame Graph (reversed)" : "Differential Flame Graph";
     flamegraph::write_file(
         "", [&](const flamegraph::TextSink& sink) { flamegraph::render_flame_graph(stacks, fg, sink); });
     for (const Input& in : inputs) {
@@ -181,7 +183,8 @@ const ProfilerInfo flamegraph_info = {
     .name = "flamegraph",
     .kind = ProfilerInfo::Kind::Command,
     .summary = "Draw a folded-stacks file as an interactive SVG flame graph.",
-    .usage = "[OPTION...] FILE.folded > out.svg  |  --diff [--normalize] BEFORE.folded AFTER.folded > diff.svg",
+    .usage =
+        "[OPTION...] FILE.folded > out.svg  |  --diff [--normalize] BEFORE.folded AFTER.folded > diff.svg",
     .body =
         {
             "SYNOPSIS",

@@ -111,7 +111,8 @@ TEST(FlameDiff, TwoFilesMakeOneDifferentialSet) {
 
 TEST(FlameDiff, PairLines) {
     FoldedStacks s;
-    const ParseReport r = parse_folded("m;a 10 30\nm;gone 5 0\nm;new 0 2\nm;one 4\nm;zero 0 0\n", s, Feed::Pairs);
+    const ParseReport r =
+        parse_folded("m;a 10 30\nm;gone 5 0\nm;new 0 2\nm;one 4\nm;zero 0 0\n", s, Feed::Pairs);
     EXPECT_EQ(r.lines, 4u);
     EXPECT_EQ(r.bad, 1u);
     EXPECT_EQ(r.first_bad, 4u);
@@ -140,7 +141,8 @@ TEST(FlameDiff, PictureOfAfterWithChangesAndGoneFrames) {
     };
     EXPECT_EQ(diff_frames(svg), want);
     EXPECT_EQ(st.gone, 2u);
-    const std::vector<std::string> gone{"gone1: 30 samples before, under main", "gone2: 10 samples before, under p"};
+    const std::vector<std::string> gone{"gone1: 30 samples before, under main",
+                                        "gone2: 10 samples before, under p"};
     EXPECT_EQ(gone_lines(svg), gone);
     EXPECT_NE(svg.find("data-diff=\"1\""), std::string::npos);
     EXPECT_NE(svg.find(">440 samples after, 290 before</text>"), std::string::npos);
