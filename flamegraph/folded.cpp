@@ -27,7 +27,7 @@ bool time_frame(std::string_view s) {
 // The kind a bare name shows by itself.
 FrameKind kind_of_name(std::string_view s) {
     if (s == "-" || s == "--" || time_frame(s)) return FrameKind::Separator;
-    if (s == "[unknown]" || s == "Unknown") return FrameKind::Unknown;
+    if (s == "[unknown]" || s == "Unknown" || s == "[truncated]") return FrameKind::Unknown;
     if (s.starts_with("[off-cpu")) return FrameKind::OffCpu;
     if (s.size() > 2 && s.front() == '[' && s.back() == ']' && s.find("+0x") != std::string_view::npos)
         return FrameKind::Fallback;

@@ -192,10 +192,11 @@ TEST(FlameSvg, SubtitleCarriesTheCount) {
     EXPECT_NE(render_flame_graph(s, o).find(">run  \u00b7  2,234 bytes</text>"), std::string::npos);
 }
 
-TEST(Folded, LibraryAnnotation) {
+TEST(Folded, LibraryAnnotationAndTruncatedFrames) {
     FoldedStacks s;
-    parse_folded("p;malloc_[l];brk_[k] 1\n", s);
-    ASSERT_EQ(s.name_count(), 3u);
+    parse_folded("p;malloc_[l];brk_[k];[truncated] 1\n", s);
+    ASSERT_EQ(s.name_count(), 4u);
+    EXPECT_EQ(s.kind(3), FrameKind::Unknown);  // as stack::Printer::fold says of it
     EXPECT_EQ(s.name(1), "malloc");
     EXPECT_EQ(s.kind(1), FrameKind::Library);
     EXPECT_EQ(s.kind(2), FrameKind::Kernel);
