@@ -298,7 +298,8 @@ def test_pprof_diff_base_of_two_profiles(pp, workload, go_pprof, tmp_path):
     for fn in ("hot_a", "hot_b", "work"):
         assert cum(own[0], fn) == 0 and cum(own[1], fn) > 50, (fn, own)
         assert (flat(diff, fn), cum(diff, fn)) == (flat(own[1], fn), cum(own[1], fn)), (fn, diff)
-    assert flat(own[0], "main") > 200
-    assert flat(diff, "main") == flat(own[1], "main") - flat(own[0], "main") < -150, diff
+    # spin loops for wall-clock time: on a loaded machine it gets fewer samples, never none.
+    assert flat(own[0], "main") > 20 and flat(own[1], "main") < flat(own[0], "main") / 2, own
+    assert flat(diff, "main") == flat(own[1], "main") - flat(own[0], "main") < 0, diff
     print("\npprof -diff_base: hot_a cum %+d, work flat %+d, main flat %+d" %
           (cum(diff, "hot_a"), flat(diff, "work"), flat(diff, "main")))
