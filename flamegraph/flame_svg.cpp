@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "flamegraph/flame_diff.h"
 #include "flamegraph/svg.h"
 #include "flamegraph_js.h"
 
@@ -124,15 +125,6 @@ void append_colour(std::string& out, const Palette& p, std::string_view name) {
     out += buf;
 }
 
-void append_count(std::string& out, uint64_t n) {
-    // 1234567 → "1,234,567": titles are read by people.
-    std::string digits = std::to_string(n);
-    for (size_t i = 0; i < digits.size(); i++) {
-        if (i && (digits.size() - i) % 3 == 0) out += ',';
-        out += digits[i];
-    }
-}
-
 // A label that fits `width` pixels: the name, or its start and "..", or nothing.
 std::string_view fit_label(std::string_view name, double width, bool& cut) {
     cut = false;
@@ -178,6 +170,10 @@ public:
         });
         before_.resize(order_.size() + 1);
         for (size_t i = 0; i < order_.size(); i++) before_[i + 1] = before_[i] + stacks.count(order_[i]);
+        if (stacks.differential()) {
+            was_.resize(order_.size() + 1);
+            for (size_t i = 0; i < order_.size(); i++) was_[i + 1] = was_[i] + stacks.before(order_[i]);
+        }
     }
     size_t size() const { return order_.size(); }
     size_t depth(size_t i) const { return stacks_.frames(order_[i]).size(); }
@@ -195,12 +191,15 @@ public:
     }
     // The counts of the stacks before the i-th.
     uint64_t before(size_t i) const { return before_[i]; }
+    // Differential: the BEFORE counts of stacks [i, j).
+    uint64_t was(size_t i, size_t j) const { return was_.empty() ? 0 : was_[j] - was_[i]; }
 
 private:
     const FoldedStacks& stacks_;
     bool reverse_;
     std::vector<uint32_t> order_;
     std::vector<uint64_t> before_;
+    std::vector<uint64_t> was_;  // prefix sums of the before counts, for a differential set
 };
 
 // A frame to draw: a node of the tree, or a merge of narrow siblings.
@@ -210,12 +209,20 @@ struct Drawn {
     uint64_t start, count;
     uint32_t merged;  // siblings in a merge
     bool off_cpu;     // above an off-CPU marker
+    uint64_t was;     // differential: its count in BEFORE
+};
+
+// Differential: a frame only BEFORE had (no after count), under a drawn frame.
+struct Gone {
+    uint32_t name, parent;  // parent kNone: the root
+    uint64_t was;
 };
 
 // Calls `draw` with the frames at least `min_count` wide in pre-order, narrow siblings side by
-// side merged: a node, the merges among its children, then its wide children's subtrees.
-template <class Draw>
-void walk_frames(const TreeOrder& t, double min_count, Draw&& draw) {
+// side merged: a node, the merges among its children, then its wide children's subtrees; and
+// `gone` with each child of a drawn frame that has no count (only BEFORE had it).
+template <class Draw, class Lost>
+void walk_frames(const TreeOrder& t, double min_count, Draw&& draw, Lost&& gone) {
     struct Run {
         size_t begin, end;  // its stacks
         uint32_t depth;
@@ -226,16 +233,17 @@ void walk_frames(const TreeOrder& t, double min_count, Draw&& draw) {
         todo.pop_back();
         const uint32_t name = n.depth ? t.frame(n.begin, n.depth - 1) : kNone;
         draw(Drawn{name, n.depth, t.before(n.begin), t.before(n.end) - t.before(n.begin), 0,
-                   n.depth > 1 && t.off_cpu_below(n.begin, n.depth - 1)});
+                   n.depth > 1 && t.off_cpu_below(n.begin, n.depth - 1), t.was(n.begin, n.end)});
         // Children in order: wide ones are drawn (their own children later), runs of narrow
         // ones become one merge frame if the run is wide enough.
         wide.clear();
-        Drawn run{kNone, n.depth + 1, 0, 0, 0, false};
+        Drawn run{kNone, n.depth + 1, 0, 0, 0, false, 0};
         auto close_run = [&] {
             // A lone narrow frame is dropped: its parent still counts its samples.
             if (run.merged >= 2 && double(run.count) >= min_count) draw(run);
             run.merged = 0;
             run.count = 0;
+            run.was = 0;
         };
         size_t i = n.begin;
         while (i < n.end && t.depth(i) == n.depth) i++;  // the stacks that end here come first
@@ -244,13 +252,16 @@ void walk_frames(const TreeOrder& t, double min_count, Draw&& draw) {
             size_t j = i + 1;
             while (j < n.end && t.frame(j, n.depth) == id) j++;
             const uint64_t count = t.before(j) - t.before(i);
-            if (double(count) >= min_count) {
+            if (count == 0) {
+                gone(Gone{id, name, t.was(i, j)});
+            } else if (double(count) >= min_count) {
                 close_run();
                 wide.push_back({i, j, n.depth + 1});
             } else {
                 if (run.merged == 0) run.start = t.before(i);
                 run.merged++;
                 run.count += count;
+                run.was += t.was(i, j);
             }
             i = j;
         }
@@ -278,8 +289,9 @@ namespace {
 
 // The layout's data-* attributes (everything the script needs to know about it, in one place),
 // the background, the title and subtitle, the controls and the details lines.
-void append_heading(std::string& out, const FlameOptions& opt, uint64_t total, uint32_t max_depth,
-                    int height) {
+void append_heading(std::string& out, const FlameOptions& opt, const FoldedStacks& stacks,
+                    const DiffScale& scale, uint32_t max_depth, int height) {
+    const uint64_t total = stacks.total();
     const double fh = opt.frame_height;
     out += "<g id=\"fg\" data-total=\"";
     append_uint(out, total);
@@ -297,6 +309,7 @@ void append_heading(std::string& out, const FlameOptions& opt, uint64_t total, u
     out += opt.inverted ? '1' : '0';
     out += "\" data-unit=\"";
     append_escaped(out, opt.count_name);
+    if (stacks.differential()) out += "\" data-diff=\"1";
     out += "\">\n<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#fafaf5\"/>\n";
 
     const double mid = opt.width / 2.0;
@@ -305,13 +318,28 @@ void append_heading(std::string& out, const FlameOptions& opt, uint64_t total, u
     out += "\" y=\"24\">";
     append_escaped(out, opt.title);
     out += "</text>\n";
+    // The subtitle says how much the picture holds: what was profiled, then the counts.
+    out += "<text id=\"subtitle\" x=\"";
+    append_fixed(out, mid);
+    out += "\" y=\"42\">";
     if (!opt.subtitle.empty()) {
-        out += "<text id=\"subtitle\" x=\"";
-        append_fixed(out, mid);
-        out += "\" y=\"42\">";
         append_escaped(out, opt.subtitle);
-        out += "</text>\n";
+        out += "  \u00b7  ";
     }
+    append_grouped(out, total);
+    out += ' ';
+    append_escaped(out, opt.count_name);
+    if (stacks.differential()) {
+        out += " after, ";
+        append_grouped(out, stacks.before_total());
+        out += " before";
+        if (scale.normalized) {
+            out += " (normalized \u00d7";
+            append_fixed(out, scale.factor, 3);
+            out += ')';
+        }
+    }
+    out += "</text>\n";
     out += "<text id=\"reset\" class=\"ui\" x=\"10\" y=\"24\" style=\"display:none\">Reset Zoom</text>\n";
     out += "<text id=\"search\" class=\"ui\" x=\"";
     append_fixed(out, opt.width - kPad);
@@ -354,6 +382,30 @@ void append_legend(std::string& out, const bool (&present)[kFirstOverride]) {
     out += "</g>\n";
 }
 
+// The legend of a differential picture: what the colours say.
+void append_diff_legend(std::string& out) {
+    out += "<g id=\"legend\">";
+    double x = kPad;
+    static constexpr std::pair<double, const char*> kKeys[] = {{1, "grew (full: new)"},
+                                                               {0.5, "doubled"},
+                                                               {0, "unchanged"},
+                                                               {-0.5, "halved"},
+                                                               {-1, "shrank (full: gone)"}};
+    for (const auto& [change, label] : kKeys) {
+        out += "<rect x=\"";
+        append_fixed(out, x);
+        out += "\" y=\"53\" width=\"10\" height=\"10\" fill=\"";
+        append_diff_fill(out, change);
+        out += "\"/><text x=\"";
+        append_fixed(out, x + 14);
+        out += "\" y=\"62\">";
+        out += label;
+        out += "</text>";
+        x += 14 + double(std::strlen(label)) * 6.6 + 18;
+    }
+    out += "</g>\n";
+}
+
 // What every frame of one picture is drawn with.
 struct FrameLayout {
     const FoldedStacks& stacks;
@@ -361,6 +413,7 @@ struct FrameLayout {
     const Palette* override;  // --colors: one palette for every frame
     double total, scale, fh;
     uint32_t max_depth;
+    const DiffScale* diff;  // differential stacks: how BEFORE compares
 };
 
 // One frame: a <g> with its extent (data-s, data-n, data-m), a <title>, its rectangle and the
@@ -394,13 +447,18 @@ void append_frame(std::string& out, const FrameLayout& l, const Drawn& d, std::s
     }
     out += "\"><title>";
     append_escaped(out, name);
-    out += " (";
-    append_count(out, d.count);
-    out += ' ';
-    append_escaped(out, l.opt.count_name);
-    out += ", ";
-    append_fixed(out, l.total > 0 ? 100.0 * double(d.count) / l.total : 0, 2);
-    out += "%)</title><rect x=\"";
+    if (l.diff) {
+        append_diff_title(out, d.count, l.stacks.total(), d.was, *l.diff, l.opt.count_name);
+    } else {
+        out += " (";
+        append_grouped(out, d.count);
+        out += ' ';
+        append_escaped(out, l.opt.count_name);
+        out += ", ";
+        append_fixed(out, l.total > 0 ? 100.0 * double(d.count) / l.total : 0, 2);
+        out += "%)";
+    }
+    out += "</title><rect x=\"";
     append_fixed(out, x);
     out += "\" y=\"";
     append_fixed(out, y);
@@ -409,7 +467,9 @@ void append_frame(std::string& out, const FrameLayout& l, const Drawn& d, std::s
     out += "\" height=\"";
     append_fixed(out, l.fh - 1);
     out += "\" fill=\"";
-    if (d.merged)
+    if (l.diff)
+        append_diff_fill(out, diff_change(double(d.was) * l.diff->factor, double(d.count)));
+    else if (d.merged)
         out += "#e4e4e4";
     else
         append_colour(out, *pal, name);
@@ -429,6 +489,56 @@ void append_frame(std::string& out, const FrameLayout& l, const Drawn& d, std::s
     out += "</g>\n";
 }
 
+constexpr size_t kGoneShown = 10;  // lines of the gone list; the rest are summed in one more
+constexpr double kGoneLine = 16;
+
+// Under a differential picture: the frames only BEFORE had, the widest first.
+void append_gone(std::string& out, const FoldedStacks& stacks, std::vector<Gone>& gone,
+                 const DiffScale& scale, const std::string& count_name, double y) {
+    if (gone.empty()) return;
+    std::stable_sort(gone.begin(), gone.end(), [](const Gone& a, const Gone& b) { return a.was > b.was; });
+    out += "<g id=\"gone\"><text x=\"10\" y=\"";
+    append_fixed(out, y);
+    out += "\">Gone: frames only BEFORE had (not drawn; their parents' before counts hold them)</text>\n";
+    auto before = [&](uint64_t was) {
+        append_scaled(out, double(was) * scale.factor);
+        out += ' ';
+        append_escaped(out, count_name);
+        out += " before";
+        if (scale.normalized) {
+            out += " normalized from ";
+            append_grouped(out, was);
+        }
+    };
+    for (size_t i = 0; i < gone.size() && i < kGoneShown; i++) {
+        y += kGoneLine;
+        out += "<text class=\"gone\" x=\"20\" y=\"";
+        append_fixed(out, y);
+        out += "\" data-was=\"";
+        append_uint(out, gone[i].was);
+        out += "\">";
+        append_escaped(out, stacks.name(gone[i].name));
+        out += ": ";
+        before(gone[i].was);
+        out += ", under ";
+        append_escaped(out, gone[i].parent == kNone ? std::string_view("all") : stacks.name(gone[i].parent));
+        out += "</text>\n";
+    }
+    if (gone.size() > kGoneShown) {
+        uint64_t rest = 0;
+        for (size_t i = kGoneShown; i < gone.size(); i++) rest += gone[i].was;
+        y += kGoneLine;
+        out += "<text class=\"gone\" x=\"20\" y=\"";
+        append_fixed(out, y);
+        out += "\">and ";
+        append_uint(out, gone.size() - kGoneShown);
+        out += " more: ";
+        before(rest);
+        out += "</text>\n";
+    }
+    out += "</g>\n";
+}
+
 }  // namespace
 
 void render_flame_graph(const FoldedStacks& stacks, const FlameOptions& opt, const TextSink& sink,
@@ -443,16 +553,24 @@ void render_flame_graph(const FoldedStacks& stacks, const FlameOptions& opt, con
     uint32_t max_depth = 0;
     size_t frames = 0, merged = 0;
     bool present[kFirstOverride] = {};  // kinds drawn, by palette
-    walk_frames(tree, min_count, [&](const Drawn& d) {
-        frames++;
-        max_depth = std::max(max_depth, d.depth);
-        merged += d.merged != 0;
-        if (d.name != kNone)
-            present[d.off_cpu ? kOffCpuPalette : size_t(&palette_of(stacks.kind(d.name)) - kPalettes)] = true;
-    });
+    std::vector<Gone> gone;
+    walk_frames(
+        tree, min_count,
+        [&](const Drawn& d) {
+            frames++;
+            max_depth = std::max(max_depth, d.depth);
+            merged += d.merged != 0;
+            if (d.name != kNone)
+                present[d.off_cpu ? kOffCpuPalette : size_t(&palette_of(stacks.kind(d.name)) - kPalettes)] =
+                    true;
+        },
+        [&](const Gone& g) { gone.push_back(g); });
     const double fh = opt.frame_height;
-    const int height = int(kTop + (max_depth + 1) * fh + kBottom);
-    if (stats) *stats = {frames, merged, int(max_depth + 1)};
+    const double frames_end = kTop + (max_depth + 1) * fh;
+    const size_t gone_lines = gone.empty() ? 0 : 1 + std::min(gone.size(), kGoneShown + 1);
+    const int height = int(frames_end + double(gone_lines) * kGoneLine + (gone_lines ? 8 : 0) + kBottom);
+    if (stats) *stats = {frames, merged, int(max_depth + 1), gone.size()};
+    const DiffScale scale = diff_scale(stacks, opt.normalize);
 
     const Palette* override = nullptr;
     for (size_t i = kFirstOverride; i < std::size(kPalettes); i++)
@@ -473,21 +591,36 @@ void render_flame_graph(const FoldedStacks& stacks, const FlameOptions& opt, con
                    "#frames g.h { display: none; }\n"
                    "#frames rect.m { fill: #e040e0; }\n"
                    "#legend rect { stroke: #888; stroke-width: 0.5; }\n");
-    append_heading(out, opt, stacks.total(), max_depth, height);
+    append_heading(out, opt, stacks, scale, max_depth, height);
 
-    if (!override) append_legend(out, present);
+    if (stacks.differential())
+        append_diff_legend(out);
+    else if (!override)
+        append_legend(out, present);
 
     out += "<g id=\"frames\">\n";
-    const FrameLayout layout{stacks, opt, override, total, inner / (total > 0 ? total : 1), fh, max_depth};
+    const FrameLayout layout{stacks,
+                             opt,
+                             override,
+                             total,
+                             inner / (total > 0 ? total : 1),
+                             fh,
+                             max_depth,
+                             stacks.differential() ? &scale : nullptr};
     std::string name_buf;
-    walk_frames(tree, min_count, [&](const Drawn& d) {
-        append_frame(out, layout, d, name_buf);
-        if (out.size() >= kChunk) {
-            sink(out);
-            out.clear();
-        }
-    });
-    out += "</g>\n</g>\n";
+    walk_frames(
+        tree, min_count,
+        [&](const Drawn& d) {
+            append_frame(out, layout, d, name_buf);
+            if (out.size() >= kChunk) {
+                sink(out);
+                out.clear();
+            }
+        },
+        [](const Gone&) {});
+    out += "</g>\n";
+    append_gone(out, stacks, gone, scale, opt.count_name, frames_end + kGoneLine);
+    out += "</g>\n";
     append_script(out, k_flamegraph_js);
     end_document(out);
     sink(out);

@@ -25,6 +25,7 @@ struct FlameOptions {
     bool inverted = false;               // icicle: root at the top
     bool reverse = false;                // merge stacks from their leaves (callers of hot leaves)
     std::string colors = "kind";         // palette: by frame kind, or one of palette_names()
+    bool normalize = false;              // differential stacks: BEFORE scaled to AFTER's total
 };
 
 // The palettes --colors takes, comma-separated: "kind,hot,mem,io,red,...".
@@ -35,8 +36,13 @@ struct FlameStats {
     size_t frames = 0;  // frames drawn (the root included)
     size_t merged = 0;  // of them, merges of narrow frames
     int depth = 0;      // levels drawn
+    size_t gone = 0;    // differential: frames only in BEFORE (listed under the picture)
 };
 
+// Differential stacks (FoldedStacks::differential(), flamegraph/flame_diff.h) are drawn with
+// their after counts, each frame coloured and titled by its change; the frames only BEFORE had
+// are listed under the picture, the widest first, each under the drawn frame that lost it.
+//
 // The SVG of `stacks`, which must not be empty, handed to `sink` in pieces as it is made (a
 // picture of millions of frames is never whole in memory).
 void render_flame_graph(const FoldedStacks& stacks, const FlameOptions& opt, const TextSink& sink,

@@ -13,6 +13,7 @@
     var maxDepth = +fg.getAttribute("data-depth");
     var inverted = fg.getAttribute("data-inverted") === "1";
     var unit = fg.getAttribute("data-unit");
+    var diff = fg.getAttribute("data-diff") === "1"; // titles carry before/after and the change
     var inner = width - 2 * pad;
     var charWidth = 0.59 * 12;
     var details = document.getElementById("details");
@@ -37,6 +38,7 @@
             n: +g.getAttribute("data-n"),
             depth: inverted ? level : maxDepth - level,
             name: title.substring(0, title.lastIndexOf(" (")),
+            title: title,
             x: rect.getAttribute("x"),
             w: rect.getAttribute("width"),
         });
@@ -197,7 +199,8 @@
         var f = frameOf(e.target);
         if (!f) return;
         var share = zoomed ? ", " + ((100 * f.n) / zoomed.n).toFixed(2) + "% of the zoomed frame" : "";
-        details.textContent = f.name + " (" + f.n.toLocaleString("en-US") + " " + unit + ", " + percent(f.n) + share + ")";
+        if (diff) details.textContent = f.title;
+        else details.textContent = f.name + " (" + f.n.toLocaleString("en-US") + " " + unit + ", " + percent(f.n) + share + ")";
     });
     area.addEventListener("mouseout", function () {
         details.textContent = " ";
@@ -220,7 +223,40 @@
         }
     });
 
+    // A graph taller than the window opens on its widest tower, not on the empty tops of the
+    // picture: from the root, the widest child at each level up to the last; the window is
+    // scrolled so that this tower's top is near its top (or to the bottom, root in view, when
+    // the whole tower fits). The icicle view opens at the top, where its root is.
+    function towerTop() {
+        var best = [], parentAt = [], root = null;
+        for (var i = 0; i < frames.length; i++) {
+            var f = frames[i];
+            parentAt[f.depth] = i;
+            if (f.depth === 0) {
+                root = i;
+                continue;
+            }
+            if (f.g.hasAttribute("data-m")) continue;
+            var p = parentAt[f.depth - 1];
+            if (best[p] === undefined || frames[best[p]].n < f.n) best[p] = i;
+        }
+        var top = root;
+        while (top !== null && best[top] !== undefined) top = best[top];
+        return top === null ? null : frames[top];
+    }
+
+    function openOnTower() {
+        var doc = document.documentElement;
+        var tall = doc.scrollHeight || +doc.getAttribute("height");
+        if (inverted || tall <= window.innerHeight) return;
+        var f = towerTop();
+        if (!f) return;
+        var y = Math.min(tall - window.innerHeight, Math.max(0, rowY(f.depth) - 2 * fh));
+        window.scrollTo(0, y);
+    }
+
     // For scripts driving the picture (and tests): the same actions as the controls.
-    window.flamegraph = { zoom: function (i) { zoom(frames[i]); }, reset: function () { zoom(null); }, search: find, flip: flip, frames: frames };
+    window.flamegraph = { zoom: function (i) { zoom(frames[i]); }, reset: function () { zoom(null); }, search: find, flip: flip, frames: frames, towerTop: towerTop };
     restore();
+    openOnTower();
 })();

@@ -27,7 +27,7 @@ bool time_frame(std::string_view s) {
 // The kind a bare name shows by itself.
 FrameKind kind_of_name(std::string_view s) {
     if (s == "-" || s == "--" || time_frame(s)) return FrameKind::Separator;
-    if (s == "[unknown]" || s == "Unknown") return FrameKind::Unknown;
+    if (s == "[unknown]" || s == "Unknown" || s == "[truncated]") return FrameKind::Unknown;
     if (s.starts_with("[off-cpu")) return FrameKind::OffCpu;
     if (s.size() > 2 && s.front() == '[' && s.back() == ']' && s.find("+0x") != std::string_view::npos)
         return FrameKind::Fallback;
@@ -59,6 +59,9 @@ uint32_t FoldedStacks::intern(std::string_view raw) {
             case 'i':
                 kind = FrameKind::Inlined;
                 break;
+            case 'l':
+                kind = FrameKind::Library;
+                break;
             default:
                 annotated = false;
         }
@@ -76,7 +79,7 @@ uint32_t FoldedStacks::intern(std::string_view raw) {
     return id;
 }
 
-void FoldedStacks::add(std::string_view stack, uint64_t n) {
+void FoldedStacks::add(std::string_view stack, uint64_t n, uint64_t before) {
     const size_t first = frames_.size();
     size_t pos = 0;
     while (pos <= stack.size()) {
@@ -86,12 +89,18 @@ void FoldedStacks::add(std::string_view stack, uint64_t n) {
         pos = end + 1;
     }
     const size_t size = frames_.size() - first;
-    if (size == 0 || size > UINT32_MAX || n == 0) {
+    if (size == 0 || size > UINT32_MAX || (n == 0 && before == 0)) {
         frames_.resize(first);
         return;
     }
+    if (before && !differential_) {
+        differential_ = true;
+        before_.resize(stacks_.size(), 0);
+    }
     stacks_.push_back({first, uint32_t(size), n});
+    if (differential_) before_.push_back(before);
     total_ += n;
+    before_total_ += before;
 }
 
 void FoldedReader::feed(std::string_view text) {
@@ -129,23 +138,31 @@ void FoldedReader::line(std::string_view line) {
     if (line.empty()) return;
     const size_t sp = line.find_last_of(" \t");
     if (sp == std::string_view::npos) return bad("no count after the stack");
-    std::string_view count = line.substr(sp + 1), stack = line.substr(0, sp);
+    std::string_view count = line.substr(sp + 1), stack = line.substr(0, sp), first;
     // A differential pair "STACK BEFORE AFTER": the second count is drawn.
     const size_t sp2 = stack.find_last_of(" \t");
-    if (sp2 != std::string_view::npos && all_digits(stack.substr(sp2 + 1))) stack = stack.substr(0, sp2);
+    if (sp2 != std::string_view::npos && all_digits(stack.substr(sp2 + 1))) {
+        first = stack.substr(sp2 + 1);
+        stack = stack.substr(0, sp2);
+    }
     while (!stack.empty() && (stack.back() == ' ' || stack.back() == '\t')) stack.remove_suffix(1);
-    uint64_t n = 0;
     if (!all_digits(count)) return bad("the count is not a whole number");
+    if (feed_ == Feed::Pairs && first.empty()) return bad("expected two counts, before and after");
+    uint64_t n = 0, before = 0;
     if (std::from_chars(count.data(), count.data() + count.size(), n).ec != std::errc() ||
-        out_.total() + n < out_.total())
+        (feed_ == Feed::Pairs &&
+         std::from_chars(first.data(), first.data() + first.size(), before).ec != std::errc()))
+        return bad("the count is too large");
+    if (feed_ == Feed::Before) std::swap(n, before);
+    if (out_.total() + n < out_.total() || out_.before_total() + before < out_.before_total())
         return bad("the count is too large");
     if (stack.find_first_not_of(';') == std::string_view::npos) return bad("the stack is empty");
     r.lines++;
-    out_.add(stack, n);
+    out_.add(stack, n, before);
 }
 
-ParseReport parse_folded(std::string_view text, FoldedStacks& out) {
-    FoldedReader r(out);
+ParseReport parse_folded(std::string_view text, FoldedStacks& out, Feed feed) {
+    FoldedReader r(out, feed);
     r.feed(text);
     return r.finish();
 }

@@ -65,7 +65,7 @@ void append_escaped(std::string& out, std::string_view s) {
     }
 }
 
-void append_fixed(std::string& out, double v, int decimals) {
+void append_fixed(std::string& out, double v, int decimals, bool keep_zeros) {
     if (!std::isfinite(v)) v = 0;
     char buf[64];
     auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
@@ -75,12 +75,20 @@ void append_fixed(std::string& out, double v, int decimals) {
     }
     std::string_view t(buf, size_t(end - buf));
     // Trailing zeros of the fraction carry nothing and cost bytes in 100k-frame pictures.
-    if (t.find('.') != std::string_view::npos) {
+    if (!keep_zeros && t.find('.') != std::string_view::npos) {
         while (t.back() == '0') t.remove_suffix(1);
         if (t.back() == '.') t.remove_suffix(1);
     }
     if (t == "-0") t = "0";
     out.append(t);
+}
+
+void append_grouped(std::string& out, uint64_t n) {
+    const std::string digits = std::to_string(n);
+    for (size_t i = 0; i < digits.size(); i++) {
+        if (i && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
 }
 
 void append_uint(std::string& out, uint64_t v) {

@@ -15,8 +15,11 @@ namespace perfprof::flamegraph {
 // invalid UTF-8 is replaced too, so the document always parses.
 void append_escaped(std::string& out, std::string_view s);
 
-// Appends v with `decimals` digits after the point, '.' whatever the locale; "-0" never.
-void append_fixed(std::string& out, double v, int decimals = 2);
+// Appends v with `decimals` digits after the point, '.' whatever the locale; "-0" never. The
+// fraction's trailing zeros are dropped unless `keep_zeros` ("100.0%" for people to read).
+void append_fixed(std::string& out, double v, int decimals = 2, bool keep_zeros = false);
+// 1234567 → "1,234,567": counts that people read.
+void append_grouped(std::string& out, uint64_t n);
 void append_int(std::string& out, int64_t v);
 void append_uint(std::string& out, uint64_t v);
 // Appends ` name="v"`, v as append_fixed writes it with 2 decimals (coordinates, sizes).

@@ -1,9 +1,11 @@
 // flamegraph: renders a folded-stacks file (ours, or `perf script | stackcollapse-perf.pl`
-// output) as an interactive SVG on stdout.
+// output) as an interactive SVG on stdout; with --diff, how a second profile differs from a
+// first (flamegraph/flame_diff.h).
 #include <cerrno>
 #include <charconv>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "core/parse.h"
 #include "flamegraph/flame_svg.h"
@@ -19,6 +21,8 @@ namespace {
 struct FlamegraphOptions final : ProfilerOptions {
     flamegraph::FlameOptions fg;
     bool title_given = false;
+    bool colors_given = false;
+    bool diff = false;
 };
 
 // "0.5" pixels or "0.1%" of the total.
@@ -70,19 +74,28 @@ const OptionRow kOwnOptions[] = {
                      throw Error::usage("option `colors': unknown palette '" + std::string(*v) +
                                         "' (one of " + flamegraph::palette_names() + ")");
                  o.fg.colors = std::string(*v);
+                 o.colors_given = true;
              }),
     Own::row(0, "countname", "name", K::Value, false, G::Profiler, "what a count is (default samples)",
              [](FlamegraphOptions& o, OptionValue v) {
                  if (v->empty()) throw Error::usage("option `countname': empty name");
                  o.fg.count_name = std::string(*v);
              }),
+    Own::row(0, "diff", "", K::Flag, false, G::Profiler,
+             "differential: BEFORE.folded AFTER.folded (or one\n"
+             "file of \"stack before after\" lines); draws AFTER,\n"
+             "red grew, blue shrank",
+             [](FlamegraphOptions& o, OptionValue v) { o.diff = flag_value(v); }),
+    Own::row(0, "normalize", "", K::Flag, false, G::Profiler, "with --diff: scale BEFORE to AFTER's total",
+             [](FlamegraphOptions& o, OptionValue v) { o.fg.normalize = flag_value(v); }),
 };
 
 // Parsed as it is read: the stacks hold all the text says, in less memory than the text.
-flamegraph::ParseReport read_input(const std::string& path, flamegraph::FoldedStacks& stacks) {
+flamegraph::ParseReport read_input(const std::string& path, flamegraph::FoldedStacks& stacks,
+                                   flamegraph::Feed feed) {
     FILE* in = path == "-" ? stdin : std::fopen(path.c_str(), "re");
     if (!in) throw Error::sys(errno, "cannot open '" + path + "'");
-    flamegraph::FoldedReader reader(stacks);
+    flamegraph::FoldedReader reader(stacks, feed);
     char buf[1 << 16];
     size_t n;
     while ((n = std::fread(buf, 1, sizeof buf, in)) > 0) reader.feed({buf, n});
@@ -92,31 +105,73 @@ flamegraph::ParseReport read_input(const std::string& path, flamegraph::FoldedSt
     return reader.finish();
 }
 
-int render(const Options& opt) {
-    if (opt.workload.size() != 1)
-        throw Error::usage(opt.workload.empty() ? "flamegraph: name the folded file to draw ('-' for stdin)"
-                                                : "flamegraph takes one folded file, options before it ('" +
-                                                      opt.workload[1] + "' came after '" + opt.workload[0] +
-                                                      "'; see 'perf-prof flamegraph -h')");
-    const std::string& path = opt.workload.front();
-    const auto& own = opt.own_as<FlamegraphOptions>();
-    flamegraph::FoldedStacks stacks;
-    const flamegraph::ParseReport report = read_input(path, stacks);
-    const std::string shown = path == "-" ? "stdin" : path;
-    if (stacks.empty()) {
-        if (report.bad)
-            throw Error(shown + ":" + std::to_string(report.first_bad) + ": " + report.why +
+// One input file read into `stacks`: what it held, and the name to report it by.
+struct Input {
+    std::string shown;
+    flamegraph::ParseReport report;
+};
+
+// Reads `path`; a file with no stack at all is an error (nothing to draw or compare).
+Input read_file(const std::string& path, flamegraph::FoldedStacks& stacks, flamegraph::Feed feed,
+                const char* role) {
+    Input in{path == "-" ? "stdin" : path, {}};
+    const uint64_t had = stacks.size();
+    in.report = read_input(path, stacks, feed);
+    if (stacks.size() == had) {
+        const std::string what = std::string(role) + in.shown;
+        if (in.report.bad)
+            throw Error(what + ":" + std::to_string(in.report.first_bad) + ": " + in.report.why +
                         "; no line of the file is a folded stack");
-        throw Error(shown + ": no stacks to draw (the file is empty)");
+        throw Error(what + ": no stacks to draw (the file is empty)");
     }
+    return in;
+}
+
+int render(const Options& opt) {
+    const auto& own = opt.own_as<FlamegraphOptions>();
+    const size_t files = opt.workload.size();
+    if (own.diff ? files < 1 || files > 2 : files != 1) {
+        if (files == 0)
+            throw Error::usage(own.diff ? "flamegraph --diff: name BEFORE.folded and AFTER.folded"
+                                        : "flamegraph: name the folded file to draw ('-' for stdin)");
+        throw Error::usage(std::string(own.diff
+                                           ? "flamegraph --diff takes two folded files, BEFORE and AFTER, "
+                                             "options before them"
+                                           : "flamegraph takes one folded file, options before it") +
+                           " ('" + opt.workload[own.diff ? 2 : 1] + "' came after '" +
+                           opt.workload[own.diff ? 1 : 0] + "'; see 'perf-prof flamegraph -h')");
+    }
+    if (!own.diff && own.fg.normalize) throw Error::usage("flamegraph: --normalize goes with --diff");
+    if (own.diff && own.colors_given) throw Error::usage("flamegraph: --colors does not apply to --diff");
+    if (own.diff && files == 2 && opt.workload[0] == "-" && opt.workload[1] == "-")
+        throw Error::usage("flamegraph --diff: stdin ('-') can be one of the files, not both");
+    flamegraph::FoldedStacks stacks;
+    std::vector<Input> inputs;
+    if (!own.diff) {
+        inputs.push_back(read_file(opt.workload[0], stacks, flamegraph::Feed::Drawn, ""));
+    } else if (files == 1) {
+        inputs.push_back(read_file(opt.workload[0], stacks, flamegraph::Feed::Pairs, ""));
+    } else {
+        // Both profiles go into one set, BEFORE's counts as before counts: the picture's walk
+        // adds up the stacks of each frame, whichever file they came from.
+        inputs.push_back(read_file(opt.workload[0], stacks, flamegraph::Feed::Before, "BEFORE "));
+        inputs.push_back(read_file(opt.workload[1], stacks, flamegraph::Feed::Drawn, "AFTER "));
+    }
+    if (own.diff && stacks.total() == 0)
+        throw Error("flamegraph --diff: AFTER has no samples to draw (every after count is 0)");
+    if (own.diff && stacks.before_total() == 0)
+        throw Error("flamegraph --diff: BEFORE has no samples to compare with (every before count is 0)");
     flamegraph::FlameOptions fg = own.fg;
     if (!own.title_given && fg.reverse) fg.title = "Flame Graph (reversed)";
+    if (!own.title_given && own.diff)
+        fg.title = fg.reverse ? "Differential Flame Graph (reversed)" : "Differential Flame Graph";
     flamegraph::write_file(
         "", [&](const flamegraph::TextSink& sink) { flamegraph::render_flame_graph(stacks, fg, sink); });
-    if (report.bad) {
-        std::fprintf(stderr, "perf-prof: %s:%zu: %s; skipped %zu such line%s, drew the other %zu\n",
-                     shown.c_str(), report.first_bad, report.why.c_str(), report.bad,
-                     report.bad == 1 ? "" : "s", report.lines);
+    for (const Input& in : inputs) {
+        const flamegraph::ParseReport& r = in.report;
+        if (r.bad)
+            std::fprintf(stderr, "perf-prof: %s:%zu: %s; skipped %zu such line%s, drew the other %zu\n",
+                         in.shown.c_str(), r.first_bad, r.why.c_str(), r.bad, r.bad == 1 ? "" : "s", r.lines);
     }
     return 0;
 }
@@ -128,7 +183,8 @@ const ProfilerInfo flamegraph_info = {
     .name = "flamegraph",
     .kind = ProfilerInfo::Kind::Command,
     .summary = "Draw a folded-stacks file as an interactive SVG flame graph.",
-    .usage = "[OPTION...] FILE.folded > out.svg",
+    .usage =
+        "[OPTION...] FILE.folded > out.svg  |  --diff [--normalize] BEFORE.folded AFTER.folded > diff.svg",
     .body =
         {
             "SYNOPSIS",
@@ -136,13 +192,22 @@ const ProfilerInfo flamegraph_info = {
             "    perf script | stackcollapse-perf.pl output) into one self-contained SVG on stdout:",
             "    hover for a frame's count and share, click to zoom, Search (Ctrl-F) highlights",
             "    the frames a regular expression matches and shows their share of the total.",
-            "    Frames are coloured by kind: _[k] kernel, _[j] JIT, _[i] inlined, [dso+0x...]",
-            "    frames without a symbol, [unknown]; the shade follows the name.",
+            "    Frames are coloured by kind: _[k] kernel, _[j] JIT, _[i] inlined, _[l] library",
+            "    (--flame-graph files carry these), [dso+0x...] frames without a symbol,",
+            "    [unknown]; the shade follows the name. The subtitle gives the sample count.",
+            "",
+            "    --diff draws AFTER with each frame coloured by its change from BEFORE: red grew,",
+            "    blue shrank, the shade by how much (full at new or gone, half way at doubled or",
+            "    halved), light grey unchanged; a frame's title gives both counts and the change",
+            "    (+100.0%, new). Frames only BEFORE had are listed under the picture. --normalize",
+            "    scales BEFORE to AFTER's total first. One file of \"stack before after\" lines",
+            "    (FlameGraph's difffolded.pl output) works too.",
             "",
             "EXAMPLES",
             "    perf-prof flamegraph cpu.folded > cpu.svg",
             "    perf-prof flamegraph --inverted --minwidth 0 --title 'Off-CPU' waits.folded > waits.svg",
             "    perf script | stackcollapse-perf.pl | perf-prof flamegraph - > perf.svg",
+            "    perf-prof flamegraph --diff --normalize before.folded after.folded > diff.svg",
         },
     .run_words = render,
     .global_options = false,

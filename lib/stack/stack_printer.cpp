@@ -180,6 +180,24 @@ bool Printer::fold(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& 
     // Outermost first (std::views::reverse does not build with clang 14 over libstdc++ 12).
     std::for_each(frames.rbegin(), frames.rend(), [&](const ChainFrame& f) {
         const FrameKind kind = folded_name(f, pid, out);
+        // The kinds a name does not show by itself, as stackcollapse-perf.pl annotates them (and
+        // "_[l]" for a shared object's code), so that a redrawn file keeps its colours.
+        switch (kind) {
+            case FrameKind::Kernel:
+                out += "_[k]";
+                break;
+            case FrameKind::Jit:
+                out += "_[j]";
+                break;
+            case FrameKind::Inlined:
+                out += "_[i]";
+                break;
+            case FrameKind::Library:
+                out += "_[l]";
+                break;
+            default:
+                break;  // user code, and names that say what they are: [unknown], [dso+0x…]
+        }
         out += ';';
         if (kinds) *kinds += static_cast<char>(kind);
     });

@@ -33,10 +33,13 @@ def ok(pp, args, timeout=60, input=None):
 
 
 def read_folded(path):
+    """Stack -> count, the frames' kind annotations (_[k], _[l], ...) taken off as the picture
+    takes them off its names."""
     counts = {}
     with open(path) as f:
         for line in f:
             stack, n = line.rstrip("\n").rsplit(" ", 1)
+            stack = ";".join(re.sub(r"_\[[kjil]\]$", "", f) for f in stack.split(";"))
             counts[stack] = counts.get(stack, 0) + int(n)
     return counts
 
@@ -305,7 +308,8 @@ def test_knobs(pp, hotab_graph):
     root = ET.fromstring(text)
     assert root.get("width") == "600"
     assert root.find(".//%stext[@id='title']" % SVG).text == "T"
-    assert root.find(".//%stext[@id='subtitle']" % SVG).text == "S"
+    total = sum(read_folded(folded).values())
+    assert root.find(".//%stext[@id='subtitle']" % SVG).text == "S  \u00b7  %s ms" % format(total, ",")
     frames, attrs = svg_frames(text)
     assert attrs["data-fh"] == "20" and "ms, " in ET.fromstring(text).find(".//%stitle" % SVG).text
     # The mem palette: greens for every frame but the root.

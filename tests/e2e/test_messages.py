@@ -3,6 +3,7 @@ Error::usage, runtime failures 1), or the right behaviour: never a silent exit 0
 misleading message (issue 24 item 8). The usdt cases are in test_usdt.py."""
 
 import os
+import re
 import subprocess
 
 import pytest
@@ -44,8 +45,10 @@ def test_profile_freq_at_the_kernel_limit_runs(pp, needs_root, workload):
 # --------------------------------------------------------------------------- --flame-graph implies -g
 
 def folded_stacks(name):
+    """The stacks' frames, their kind annotations (_[k], _[l], ...) taken off."""
     with open(name + ".folded") as f:
-        return [l.rsplit(" ", 1)[0].split(";") for l in f.read().splitlines()]
+        return [[re.sub(r"_\[[kjil]\]$", "", fr) for fr in l.rsplit(" ", 1)[0].split(";")]
+                for l in f.read().splitlines()]
 
 
 @pytest.mark.parametrize("argv,comm,frame", [

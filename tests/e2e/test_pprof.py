@@ -31,12 +31,14 @@ def pprof(go_pprof):
 
 
 def folded(path, prefix_frames=0):
-    """Stack text -> count; `prefix_frames` leading frames (-i's date and time) dropped."""
+    """Stack text -> count; `prefix_frames` leading frames (-i's date and time) dropped, and the
+    frames' kind annotations (_[k], _[l], ...: pprof keeps kinds apart by mapping)."""
     counts = collections.Counter()
     with open(path) as f:
         for line in f:
             stack, n = line.rstrip("\n").rsplit(" ", 1)
-            counts[";".join(stack.split(";")[prefix_frames:])] += int(n)
+            frames = [re.sub(r"_\[[kjil]\]$", "", f) for f in stack.split(";")[prefix_frames:]]
+            counts[";".join(frames)] += int(n)
     return counts
 
 
