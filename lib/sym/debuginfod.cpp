@@ -21,13 +21,14 @@ struct Lib {
 };
 
 const Lib* lib() {
-    static const Lib* loaded = [] () -> const Lib* {
+    static const Lib* loaded = []() -> const Lib* {
         void* h = ::dlopen(DEBUGINFOD_SONAME, RTLD_NOW | RTLD_LOCAL);
         if (!h) return nullptr;
         static Lib l;
         l.begin = reinterpret_cast<decltype(l.begin)>(::dlsym(h, "debuginfod_begin"));
         l.end = reinterpret_cast<decltype(l.end)>(::dlsym(h, "debuginfod_end"));
-        l.find_debuginfo = reinterpret_cast<decltype(l.find_debuginfo)>(::dlsym(h, "debuginfod_find_debuginfo"));
+        l.find_debuginfo =
+            reinterpret_cast<decltype(l.find_debuginfo)>(::dlsym(h, "debuginfod_find_debuginfo"));
         if (!l.begin || !l.end || !l.find_debuginfo) return nullptr;
         return &l;
     }();
@@ -74,7 +75,8 @@ Debuginfod& Debuginfod::process() {
         if (!o.urls.empty() && !std::getenv(DEBUGINFOD_TIMEOUT_ENV_VAR)) {
             ::setenv(DEBUGINFOD_TIMEOUT_ENV_VAR, kDebuginfodTimeout, 0);
             // Each retry would wait the time-out again (libdebuginfod retries twice).
-            if (!std::getenv(DEBUGINFOD_RETRY_LIMIT_ENV_VAR)) ::setenv(DEBUGINFOD_RETRY_LIMIT_ENV_VAR, "0", 0);
+            if (!std::getenv(DEBUGINFOD_RETRY_LIMIT_ENV_VAR))
+                ::setenv(DEBUGINFOD_RETRY_LIMIT_ENV_VAR, "0", 0);
         }
         return o;
     }()};
@@ -91,8 +93,10 @@ void Debuginfod::set_verbose(int verbose, FILE* log) {
 std::string Debuginfod::debug_file(const std::string& build_id, const std::string& object) {
     if (!enabled() || build_id.empty()) return {};
     std::unique_lock lk(mu_);
-    auto [it, fresh] = entries_.try_emplace(build_id);
-    if (!fresh) {
+    // Not a structured binding: the wait's lambda captures the iterator (clang 14 refuses).
+    const auto ins = entries_.try_emplace(build_id);
+    const auto it = ins.first;
+    if (!ins.second) {
         cv_.wait(lk, [&] { return it->second.state == State::Done; });
         return it->second.path;
     }
@@ -108,7 +112,8 @@ std::string Debuginfod::debug_file(const std::string& build_id, const std::strin
     const auto t0 = std::chrono::steady_clock::now();
     std::string path;
     int rc = fetch(build_id, &path);
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     lk.lock();
     note(object, rc, path, ms);
     it->second.path = rc >= 0 ? path : std::string();
@@ -144,7 +149,8 @@ void Debuginfod::note(const std::string& object, int rc, const std::string& path
     if (failed_) return;
     failed_ = true;
     if (err == ELIBACC) {
-        std::fprintf(opt_.err, "perf-prof: debuginfod: cannot load %s (install libdebuginfod1)\n", DEBUGINFOD_SONAME);
+        std::fprintf(opt_.err, "perf-prof: debuginfod: cannot load %s (install libdebuginfod1)\n",
+                     DEBUGINFOD_SONAME);
     } else if (err == ETIME) {
         const char* t = std::getenv(DEBUGINFOD_TIMEOUT_ENV_VAR);
         std::fprintf(opt_.err, "perf-prof: debuginfod: %s: no answer within DEBUGINFOD_TIMEOUT=%s s\n",

@@ -313,7 +313,7 @@ private:
     ElfFile image_;  // object_from_image only, until loaded
     std::once_flag loaded_;
     std::atomic<bool> done_{false};
-    bool stripped_ = true;  // no .symtab anywhere (set by load)
+    bool stripped_ = true;      // no .symtab anywhere (set by load)
     std::string remote_debug_;  // the debug file a debuginfod server gave (set by load)
     std::vector<Block> pool_;
     SymbolEntries syms_;
