@@ -43,6 +43,8 @@ public:
 
     // The run's, from the environment; its first use sets DEBUGINFOD_TIMEOUT when unset.
     static Debuginfod& process();
+    // Tests: `d` stands for process() until replaced (nullptr: the environment's again).
+    static void override_process(Debuginfod* d);
 
     bool enabled() const { return !opt_.urls.empty(); }
     // -v: a line on `log` per request (asked, got, not there). The highest level asked wins.

@@ -11,9 +11,15 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "shell.h"
+#include "sym/object.h"
+#include "unwind/cfi_table.h"
 
 namespace perfprof::sym {
 namespace {
@@ -145,6 +151,80 @@ TEST(DebuginfodTest, ConcurrentAsksShareOneRequest) {
     for (size_t i = 0; i < got.size(); i++)
         EXPECT_EQ(got[i], i % 2 ? "/cache/abcd/debuginfo" : "/cache/ef01/debuginfo");
     EXPECT_EQ(s.calls, 2);
+}
+
+// Which objects ask (tests/fixtures' variants): only one with a build-id and no .symtab of its
+// own, in MiniDebugInfo or in a local debug file; and what it gets is used for its symbols and
+// its CFI. The server's answer is the fixture's debug file under its debug root.
+class ObjectAsks : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (!std::filesystem::exists(test::fixture(".ok")))
+            GTEST_SKIP() << "fixtures missing: run `make unit` (tests/fixtures/build.sh)";
+        Debuginfod::override_process(&d_);
+    }
+    void TearDown() override { Debuginfod::override_process(nullptr); }
+
+    // The object of a fresh copy of fixture `name` (no object cache shares it), its separate
+    // debug files looked for under `root`.
+    std::shared_ptr<Object> object(const std::string& name, const std::string& root) {
+        const std::string copy = dir_ + "/" + name;
+        std::filesystem::copy_file(test::fixture(name), copy,
+                                   std::filesystem::copy_options::overwrite_existing);
+        return get_object(copy, {}, root);
+    }
+    static uint64_t nm_address(const std::string& file, const std::string& fn) {
+        const std::string out = test::run("nm '" + file + "' | grep ' [tT] " + fn + "$'");
+        return out.empty() ? 0 : std::stoull(out, nullptr, 16);
+    }
+
+    std::vector<std::string> asked_;
+    Debuginfod d_{{.urls = "http://h", .fetch = [this](const std::string& id, std::string* path) {
+                       asked_.push_back(id);
+                       *path = test::fixture("debugroot/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) +
+                                             ".debug");
+                       return ::open(path->c_str(), O_RDONLY | O_CLOEXEC);
+                   }}};
+    std::string dir_ = [] {
+        char t[] = "/tmp/debuginfod_test.XXXXXX";
+        return std::string(::mkdtemp(t));
+    }();
+    ~ObjectAsks() override { std::filesystem::remove_all(dir_); }
+};
+
+TEST_F(ObjectAsks, StrippedWithoutLocalDebugFileAsksAndIsNamed) {
+    auto obj = object("c_debugid", "/nonexistent");
+    const uint64_t helper = nm_address(test::fixture("c_debugid.full"), "static_helper");
+    ASSERT_NE(helper, 0u);
+    const Symbol* s = obj->find(helper);
+    ASSERT_NE(s, nullptr);
+    EXPECT_STREQ(s->name, "static_helper");
+    EXPECT_FALSE(obj->stripped());
+    EXPECT_EQ(asked_, std::vector<std::string>{obj->build_id()});
+    EXPECT_NE(d_.known(obj->build_id()), "");
+}
+
+TEST_F(ObjectAsks, LocalSourcesAreNotAsked) {
+    EXPECT_FALSE(object("c_debugid", test::fixture("debugroot"))->stripped());  // by build-id
+    EXPECT_FALSE(object("c_plain", "/nonexistent")->stripped());                // .symtab
+    EXPECT_FALSE(object("c_minidebug", "/nonexistent")->stripped());            // MiniDebugInfo
+    EXPECT_TRUE(asked_.empty());
+}
+
+TEST_F(ObjectAsks, CfiFromTheServedDebugFrame) {
+    // Its functions' CFI is only in the .debug_frame of its debug file.
+    auto local = object("c_debugframe_id", test::fixture("debugroot"));
+    const size_t want = local->cfi().fde_count();
+    Debuginfod off({});  // whatever DEBUGINFOD_URLS says
+    Debuginfod::override_process(&off);
+    auto none = object("c_debugframe_id", "/nonexistent");
+    const size_t without = none->cfi().fde_count();
+    Debuginfod::override_process(&d_);
+    EXPECT_GT(want, without);
+    EXPECT_TRUE(asked_.empty());
+    auto served = object("c_debugframe_id", "/nonexistent");
+    EXPECT_EQ(served->cfi().fde_count(), want);
+    EXPECT_EQ(asked_.size(), 1u);
 }
 
 }  // namespace
