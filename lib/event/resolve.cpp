@@ -137,7 +137,12 @@ void resolve_uprobe(Resolved& r) {
     ProbePmu pmu = need_pmu(it, "uprobe", "CONFIG_UPROBE_EVENTS");
     std::string what = probe_text(it);
     std::unique_ptr<char, decltype(&std::free)> real(::realpath(it.path.c_str(), nullptr), &std::free);
-    if (!real) throw Error::sys(errno, what + ": cannot resolve " + it.path);
+    // A container's file through /proc/PID/root: realpath() reads that link's text ("/") and
+    // looks the rest up in our mount namespace, while open() (and the kernel's uprobe) follow it.
+    const int err = errno;
+    if (!real && err == ENOENT && it.path.starts_with("/proc/") && exists(it.path, false))
+        real.reset(::strdup(it.path.c_str()));
+    if (!real) throw Error::sys(err, what + ": cannot resolve " + it.path);
     // Not the execute bit: shared libraries are often mode 0644, and the kernel does not care.
     if (!exists(real.get(), false)) throw Error(what + ": " + real.get() + " is not a regular file");
     std::shared_ptr<sym::Object> obj = sym::get_object(real.get());

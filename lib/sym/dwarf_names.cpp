@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "core/fd.h"
+#include "sym/debuginfod.h"
 #include "sym/object.h"
 
 namespace perfprof::sym {
@@ -267,6 +268,8 @@ std::unique_ptr<DwarfNames> open_dwarf_of(const Object& obj) {
     std::vector<std::string> cands{obj.path()};
     if (id.size() > 2)
         cands.push_back(obj.debug_root() + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug");
+    // What a debuginfod server gave for the object's symbols (never a new request here).
+    if (std::string remote = Debuginfod::process().known(id); !remote.empty()) cands.push_back(remote);
     for (const std::string& c : cands) {
         if (c.empty() || c[0] != '/') continue;  // [vdso] and the like: no file to read
         std::unique_ptr<DwarfNames> d = DwarfNames::open(c);

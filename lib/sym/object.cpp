@@ -8,9 +8,10 @@
 //
 // Sources (§5.4.3): <debug root>/.build-id/XX/YYYY.debug instead of the binary when it yields
 // symbols; else the binary (every SHT_SYMTAB and SHT_DYNSYM, plus .gnu_debugdata, decompressed
-// with a 256 MiB cap); if that yields nothing, the .gnu_debuglink file next to the binary, in its
-// .debug/ folder or under the debug root. A debug file is rejected when its build-id differs
-// from the binary's (used instead of the debuglink CRC, which would mean reading the whole file).
+// with a 256 MiB cap); if that yields no .symtab, the .gnu_debuglink file next to the binary, in
+// its .debug/ folder or under the debug root; else the debug file of a debuginfod server
+// (sym/debuginfod.h) when DEBUGINFOD_URLS is set. A debug file is rejected when its build-id
+// differs from the binary's (used instead of the debuglink CRC, which would mean reading the whole file).
 //
 // Thread safety: loading is guarded by a once_flag and demangled names by a mutex, so one Object
 // may be shared between threads.
@@ -31,6 +32,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "sym/debuginfod.h"
 #include "sym/elf_file.h"
 #include "sym/symbol_loader.h"
 #include "unwind/cfi_table.h"
@@ -195,17 +197,22 @@ private:
         // The file changed since it was opened: its symbols would not match what was mapped.
         ElfFile f = open_self();
         if (!f) return;
-        if (ld.load(f.get(), f.fd.get(), f.file_size, 0) > 0) return;
-        // Fallback: .gnu_debuglink next to the file, in its .debug/, and under the debug root.
+        ld.load(f.get(), f.fd.get(), f.file_size, 0);
+        if (ld.symtab_syms > 0) return;
+        // Only the dynamic table, or none: .gnu_debuglink next to the file, in its .debug/,
+        // and under the debug root; then the debuginfod servers.
         debug = debug_files(f.get());
         for (size_t i = build_id_.size() > 2 ? 1 : 0; i < debug.size(); i++)
             if (try_debug_file(ld, debug[i])) return;
+        std::string remote = Debuginfod::process().debug_file(build_id_, path_);
+        if (!remote.empty() && try_debug_file(ld, remote)) remote_debug_ = std::move(remote);
     }
 
     // The binary's .eh_frame and .debug_frame, then the .debug_frame of its debug file (by
     // build-id, else by debuglink) for what they leave uncovered.
     void build_cfi() {
         if (type_ == ObjectType::Unknown) return;
+        load();  // which finds the debug file a debuginfod server may hold
         std::deque<std::string> bytes;
         std::vector<unwind::FrameSection> secs;
         auto add = [&](Elf* elf, const char* name, unwind::FrameSection::Kind kind) {
@@ -272,6 +279,7 @@ private:
                                          std::string(root).append(dir).append(link)})
                 out.push_back(c);
         }
+        if (!remote_debug_.empty()) out.push_back(remote_debug_);
         return out;
     }
 
@@ -305,7 +313,8 @@ private:
     ElfFile image_;  // object_from_image only, until loaded
     std::once_flag loaded_;
     std::atomic<bool> done_{false};
-    bool stripped_ = true;  // no .symtab anywhere (set by load)
+    bool stripped_ = true;      // no .symtab anywhere (set by load)
+    std::string remote_debug_;  // the debug file a debuginfod server gave (set by load)
     std::vector<Block> pool_;
     SymbolEntries syms_;
     std::mutex names_mu_;

@@ -7,6 +7,7 @@
 // pass over its symbols and two radix sorts, whatever it holds.
 #include "sym/pprof_image.h"
 
+#include "sym/debuginfod.h"
 #include "sym/dwarf_names.h"
 #include "sym/file_block.h"
 #include "sym/object.h"
@@ -523,7 +524,8 @@ PprofImage::PprofImage(const std::string& path, const std::string& build_id, con
             image_ = root + path + ".debug";
     }
     own_ = SymTable::load(image_, false);
-    if (own_->empty()) own_ = SymTable::load(image_, true);
+    const bool has_symtab = !own_->empty();
+    if (!has_symtab) own_ = SymTable::load(image_, true);
     // addr2line: the image's DWARF, else the separate debug file's (and its .symtab). libdw
     // allocates megabytes (decompressed sections, parsed units): made resident at once.
     auto open_dwarf = [batch = run.batch](const std::string& p) {
@@ -547,6 +549,13 @@ PprofImage::PprofImage(const std::string& path, const std::string& build_id, con
             debug_syms_ = SymTable::load(c, false);
             return;
         }
+    }
+    // No names of its own nor local debug file: a debuginfod server's (DEBUGINFOD_URLS).
+    if (has_symtab || build_id.empty()) return;
+    if (std::string remote = Debuginfod::process().debug_file(build_id, path); !remote.empty()) {
+        dwarf_ = open_dwarf(remote);
+        debug_syms_ = SymTable::load(remote, false);
+        if (debug_syms_->empty()) debug_syms_.reset();
     }
 }
 

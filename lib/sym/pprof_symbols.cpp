@@ -52,6 +52,7 @@
 
 #include "core/radix_sort.h"
 #include "core/work_pool.h"
+#include "sym/debuginfod.h"
 #include "sym/kallsyms.h"
 #include "sym/object.h"
 #include "sym/object_cache.h"
@@ -255,6 +256,7 @@ void name_addresses(std::string_view maps, const std::vector<uint64_t>& addrs, c
                     const SymbolsRun& run, std::vector<std::string>& names) {
     ObjectCache cache(run.debug_root);
     Syms syms(maps, 0, cache);
+    Debuginfod::process();  // its first use sets the environment: before the workers run
     // The image of each address (an index into `objs`), and the address in it.
     constexpr uint32_t kNone = ~uint32_t{0};
     std::vector<Object*> objs;

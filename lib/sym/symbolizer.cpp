@@ -2,10 +2,15 @@
 
 #include <algorithm>
 
+#include "sym/debuginfod.h"
+
 namespace perfprof::sym {
 
 Symbolizer::Symbolizer(Settings settings)
-    : settings_(std::move(settings)), objects_(settings_.debug_root), processes_(objects_) {}
+    : settings_(std::move(settings)), objects_(settings_.debug_root), processes_(objects_) {
+    // Also the first use of the run's debuginfod state, on the thread that makes the session.
+    Debuginfod::process().set_verbose(settings_.verbose, settings_.log);
+}
 
 Symbolizer::~Symbolizer() = default;
 
