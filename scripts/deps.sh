@@ -12,6 +12,8 @@ pkgs=(g++ make pkg-config xz-utils libtraceevent-dev libelf-dev libdw-dev liblzm
       google-perftools libgoogle-perftools4 binutils libc6-dbg clang clang-tidy libclang-rt-14-dev bpftool libbpf-dev
       chromium chromium-driver golang-go systemtap-sdt-dev heaptrack valgrind libmicrohttpd-dev curl
       libsqlite3-dev sqlite3)
+# nodejs: a JIT that writes /tmp/perf-PID.map (node --perf-basic-prof), for the JIT-frame tests.
+pkgs+=(nodejs)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

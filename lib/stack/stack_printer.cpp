@@ -87,7 +87,9 @@ FrameKind Printer::user_frame(uint32_t pid, uint64_t ip, std::string& out, bool 
             out += '+';
             append_off(out, f.offset);
         }
-        const FrameKind kind = is_library(*f.dso) ? FrameKind::Library : FrameKind::User;
+        const FrameKind kind = f.jit                ? FrameKind::Jit
+                               : is_library(*f.dso) ? FrameKind::Library
+                                                    : FrameKind::User;
         if (bare) return kind;
         out += " (";
         out += *f.dso;
@@ -179,7 +181,14 @@ bool Printer::fold(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& 
     if (frames.empty()) return false;
     // Outermost first (std::views::reverse does not build with clang 14 over libstdc++ 12).
     std::for_each(frames.rbegin(), frames.rend(), [&](const ChainFrame& f) {
+        const size_t first = out.size();
         const FrameKind kind = folded_name(f, pid, out);
+        if (kind == FrameKind::Jit) {
+            // A JIT's names may hold the separator (Java's "Lcom/Foo;.run"); the mark is the
+            // folded file's own (flamegraph/folded.h), so that a redraw keeps the colour.
+            std::replace(out.begin() + ptrdiff_t(first), out.end(), ';', ':');
+            out += "_[j]";
+        }
         out += ';';
         if (kinds) *kinds += static_cast<char>(kind);
     });
