@@ -70,6 +70,10 @@ bool Symbolizer::resolve_jit(uint32_t pid, uint64_t ip, Frame& out) {
 
 void Symbolizer::mmap(uint32_t pid, const MapsLine& m) {
     processes_.add_mapping(int(pid), m);
+    // Anonymous code (the kernel reports it as "//anon", also on an mprotect to executable):
+    // JIT code whose names may be asked for after the process is gone.
+    if (pid > 0 && (m.path.empty() || m.path.starts_with("//anon") || m.path.starts_with("[anon")))
+        jit_map(pid);
 }
 
 void Symbolizer::exec(uint32_t pid) {

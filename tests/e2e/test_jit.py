@@ -164,3 +164,24 @@ def serve_jit(pp, needs_root):
     yield s, w.pid
     s.bg.kill()
     w.kill()
+
+
+def test_jit_map_in_a_private_tmp(pp, workload, tmp_path):
+    """A process with its own /tmp (a mount namespace, as in a container) writes its map there:
+    it is read through the process's root, also at the end of the run when the process (and
+    its namespace) is gone. The host's /tmp holds no map of that pid."""
+    require_root()
+    if not shutil.which("unshare"):
+        skip_or_fail("unshare not installed (Debian util-linux)")
+    name = str(tmp_path / "cpu")
+    inner = "mount -t tmpfs none /tmp && exec %s 300 300" % workload("jitmap")
+    rc, out, err = pp.run(["profile", "-F", "997", "-g", "--flame-graph", name, "--", "unshare", "-m",
+                           "--propagation", "private", "sh", "-c", inner], timeout=60)
+    assert_not_crashed(rc)
+    assert rc == 0 and err == "", err
+    pid = int(re.search(r"^jit (\d+)$", out, re.M).group(1))
+    assert not os.path.exists("/tmp/perf-%d.map" % pid)
+    leaf = {}
+    for frames, n in folded(name + ".folded"):
+        leaf[frames[-1]] = leaf.get(frames[-1], 0) + n
+    assert leaf.get("jit_spin_loop_[j]", 0) > 200 and leaf.get("jit_second_loop_[j]", 0) > 200, leaf
