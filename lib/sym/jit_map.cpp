@@ -180,8 +180,9 @@ void JitMap::refresh() {
     bool same = st.st_dev == dev_ && st.st_ino == ino_ && size >= read_;
     if (same && !last_.empty()) {
         std::string now(last_.size(), '\0');
-        same = ::pread(fd.get(), now.data(), now.size(), off_t(read_ - last_.size())) == ssize_t(now.size()) &&
-               now == last_;
+        same =
+            ::pread(fd.get(), now.data(), now.size(), off_t(read_ - last_.size())) == ssize_t(now.size()) &&
+            now == last_;
     }
     if (!same) {
         // Another file under the name (or the same one cut short): start over.

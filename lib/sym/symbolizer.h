@@ -13,8 +13,8 @@
 #include <memory>
 #include <set>
 #include <span>
-#include <unordered_map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 

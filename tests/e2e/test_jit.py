@@ -33,11 +33,13 @@ def _remove_new_maps():
         os.unlink(path)
 
 
-def node():
+def node(tmp_path):
+    """node with perf's map on; V8's own log, which that option also turns on, goes to tmp_path
+    (by default it lands in the working directory)."""
     exe = shutil.which("node") or shutil.which("nodejs")
     if not exe:
         skip_or_fail("node not installed (Debian nodejs; `make deps` installs it)")
-    return exe
+    return [exe, "--perf-basic-prof", "--logfile=%s" % (tmp_path / "v8.log"), "--no-logfile-per-isolate"]
 
 
 def folded(path):
@@ -115,8 +117,8 @@ def test_c_jit_map_in_trace_stacks(pp, workload):
 
 def run_node_profile(pp, tmp_path, calls):
     name = str(tmp_path / "node")
-    rc, out, err = pp.run(["profile", "-F", "997", "-g", "--flame-graph", name, "--", node(), "--perf-basic-prof",
-                           HOTLOOP_JS, str(calls)], timeout=120)
+    rc, out, err = pp.run(["profile", "-F", "997", "-g", "--flame-graph", name, "--"] + node(tmp_path) +
+                          [HOTLOOP_JS, str(calls)], timeout=120)
     assert_not_crashed(rc)
     assert rc == 0 and err == "", err
     return name
@@ -157,8 +159,8 @@ def test_serve_names_node_hot_function(serve_jit, go_pprof):
 
 
 @pytest.fixture
-def serve_jit(pp, needs_root):
-    w = Bg([node(), "--perf-basic-prof", HOTLOOP_JS, "1000000"])
+def serve_jit(pp, needs_root, tmp_path):
+    w = Bg(node(tmp_path) + [HOTLOOP_JS, "1000000"])
     w.wait_line(r"^ready$", timeout=30)
     s = Serve(pp, ["-F", "997", "-p", str(w.pid)])
     yield s, w.pid

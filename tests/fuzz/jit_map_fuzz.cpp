@@ -31,7 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         JitMapLine l;
         if (perfprof::sym::parse_jit_map_line(text.substr(pos, nl - pos), l)) {
             check(l.size > 0 && l.start + l.size > l.start, "a range inside the address space");
-            check(!l.name.empty() && l.name.front() != ' ' && l.name.front() != '\t', "a name without a leading blank");
+            check(!l.name.empty() && l.name.front() != ' ' && l.name.front() != '\t',
+                  "a name without a leading blank");
             char head[48];
             std::snprintf(head, sizeof head, "%" PRIx64 " %" PRIx64 " ", l.start, l.size);
             const std::string again = head + std::string(l.name);
