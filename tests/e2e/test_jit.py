@@ -100,7 +100,8 @@ def test_c_jit_map_in_profile_flame_graph(pp, workload, tmp_path):
 
 def test_c_jit_map_in_trace_stacks(pp, workload):
     """trace -g prints each getppid's user stack as it comes: the JIT function by its name and
-    map file, at the offset just past its syscall instruction (0xb), every time."""
+    map file, at the offset just past its syscall instruction (0xb), every time; the map grows
+    by jit_getppid_again after the first 50 were printed, and the next 50 name it."""
     require_root()
     rc, out, err = pp.run(["trace", "-e", "syscalls:sys_enter_getppid", "-g", "--", workload("jitmap"), "0", "0",
                            "50"], timeout=60)
@@ -109,10 +110,14 @@ def test_c_jit_map_in_trace_stacks(pp, workload):
     m = re.search(r"^jit (\d+)$", out, re.M)
     assert m, out[:2000]
     pid = int(m.group(1))
-    want = "jit_getppid+0xb (/tmp/perf-%d.map)" % pid
-    events = [l for l in out.splitlines() if "syscalls:sys_enter_getppid" in l]
-    named = [l for l in out.splitlines() if l.endswith(want)]
-    assert len(events) == 50 and len(named) == 50, (len(events), len(named), out[-3000:])
+    lines = out.splitlines()
+    events = [l for l in lines if "syscalls:sys_enter_getppid" in l]
+    first = [l for l in lines if l.endswith(" jit_getppid+0xb (/tmp/perf-%d.map)" % pid)]
+    again = [l for l in lines if l.endswith(" jit_getppid_again+0xb (/tmp/perf-%d.map)" % pid)]
+    assert len(events) == 100 and len(first) == 50 and len(again) == 50, \
+        (len(events), len(first), len(again), out[-3000:])
+    # In the order they ran: the first name's stacks all come before the second's.
+    assert lines.index(first[-1]) < lines.index(again[0])
 
 
 def run_node_profile(pp, tmp_path, calls):

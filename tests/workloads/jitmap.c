@@ -2,7 +2,8 @@
  * into anonymous executable memory and names them the way JIT compilers do, in
  * /tmp/perf-PID.map: jit_spin_loop first, spun in for FIRST_MS of CPU time; then the map grows by a second
  * line, jit_second_loop, spun in for SECOND_MS; then by a third, jit_getppid, a function that
- * makes the getppid system call, called CALLS times (default 0). Prints "jit PID" first. The
+ * makes the getppid system call, called CALLS times (default 0), and by a fourth, its copy
+ * jit_getppid_again, called CALLS times more. Prints "jit PID" first. The
  * map file is left behind, as JITs leave it (the test removes it). */
 #include <stdint.h>
 #include <string.h>
@@ -60,6 +61,7 @@ int main(int argc, char** argv) {
     memcpy(code, kSpin, sizeof kSpin);
     memcpy(code + 4096, kSpin, sizeof kSpin);
     memcpy(code + 6144, kGetppid, sizeof kGetppid);
+    memcpy(code + 7168, kGetppid, sizeof kGetppid);
     if (mprotect(code, 8192, PROT_READ | PROT_EXEC) != 0) {
         perror("mprotect");
         return 1;
@@ -75,5 +77,8 @@ int main(int argc, char** argv) {
     spin_for((spin_fn)(uintptr_t)(code + 4096), second);
     name_it(map, code + 6144, sizeof kGetppid, "jit_getppid");
     for (long i = 0; i < calls; i++) ((spin_fn)(uintptr_t)(code + 6144))(0);
+    /* The map grows once more while a tracer may have read it already. */
+    name_it(map, code + 7168, sizeof kGetppid, "jit_getppid_again");
+    for (long i = 0; i < calls; i++) ((spin_fn)(uintptr_t)(code + 7168))(0);
     return 0;
 }
