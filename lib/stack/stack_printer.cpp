@@ -87,7 +87,9 @@ FrameKind Printer::user_frame(uint32_t pid, uint64_t ip, std::string& out, bool 
             out += '+';
             append_off(out, f.offset);
         }
-        const FrameKind kind = is_library(*f.dso) ? FrameKind::Library : FrameKind::User;
+        const FrameKind kind = f.jit                ? FrameKind::Jit
+                               : is_library(*f.dso) ? FrameKind::Library
+                                                    : FrameKind::User;
         if (bare) return kind;
         out += " (";
         out += *f.dso;
@@ -179,6 +181,7 @@ bool Printer::fold(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& 
     if (frames.empty()) return false;
     // Outermost first (std::views::reverse does not build with clang 14 over libstdc++ 12).
     std::for_each(frames.rbegin(), frames.rend(), [&](const ChainFrame& f) {
+        const size_t first = out.size();
         const FrameKind kind = folded_name(f, pid, out);
         // The kinds a name does not show by itself, as stackcollapse-perf.pl annotates them (and
         // "_[l]" for a shared object's code), so that a redrawn file keeps its colours.
@@ -187,6 +190,8 @@ bool Printer::fold(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& 
                 out += "_[k]";
                 break;
             case FrameKind::Jit:
+                // A JIT's names may hold the separator (Java's "Lcom/Foo;.run").
+                std::replace(out.begin() + ptrdiff_t(first), out.end(), ';', ':');
                 out += "_[j]";
                 break;
             case FrameKind::Inlined:

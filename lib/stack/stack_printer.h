@@ -48,7 +48,8 @@ public:
         print(ips, nr, pid, max_stack_, out);
     }
 
-    // Folded frame names, outermost first (user part, then kernel part), each followed by ';'.
+    // Folded frame names, outermost first (user part, then kernel part), each followed by ';';
+    // a JIT frame's name ends in "_[j]" (flamegraph/folded.h's mark of its kind).
     // `kinds`, if given, gets one flamegraph::FrameKind character per frame (the picture's
     // colours). Returns false for a chain of context markers only.
     bool fold(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& out, std::string* kinds = nullptr);

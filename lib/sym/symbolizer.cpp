@@ -21,7 +21,7 @@ void Symbolizer::symbolize(uint32_t pid, std::span<const uint64_t> ips, std::spa
 
 bool Symbolizer::resolve(uint32_t pid, uint64_t ip, Frame& out) {
     out = Frame{};
-    const bool mapped = processes_.resolve(int(pid), ip, out);
+    const bool mapped = processes_.resolve(int(pid), ip, out) || resolve_jit(pid, ip, out);
     if (out.reason != UnknownReason::None && settings_.verbose > 0) note_unknown(pid, out);
     return mapped;
 }
@@ -44,10 +44,41 @@ bool Symbolizer::locate(int tgid, uint64_t pc, unwind::CfiTable** table, uint64_
 
 void Symbolizer::prepare(uint32_t pid) {
     processes_.touch(int(pid));
+    // Whose map to trust and, in a container, where it lies: known only while the process lives.
+    if (pid > 0) jit_map(pid);
+}
+
+JitMap& Symbolizer::jit_map(uint32_t pid) {
+    auto& m = jit_[pid];
+    if (!m) m = std::make_unique<JitMap>(int(pid));
+    return *m;
+}
+
+bool Symbolizer::resolve_jit(uint32_t pid, uint64_t ip, Frame& out) {
+    if (pid == 0) return false;
+    JitMap& m = jit_map(pid);
+    uint64_t start = 0, size = 0;
+    const std::string* name = m.find(ip, &start, &size);
+    if (!name) return false;
+    out = Frame{};
+    out.sym = name;
+    out.offset = ip - start;
+    out.dso = &m.path();
+    out.dso_offset = ip - start;
+    // The function as its own mapping: pprof's mappings need a range, and the JIT's region
+    // is not known from the map.
+    out.map_start = start;
+    out.map_end = start + size;
+    out.jit = true;
+    return true;
 }
 
 void Symbolizer::mmap(uint32_t pid, const MapsLine& m) {
     processes_.add_mapping(int(pid), m);
+    // Anonymous code (the kernel reports it as "//anon", also on an mprotect to executable):
+    // JIT code whose names may be asked for after the process is gone.
+    if (pid > 0 && (m.path.empty() || m.path.starts_with("//anon") || m.path.starts_with("[anon")))
+        jit_map(pid);
 }
 
 void Symbolizer::exec(uint32_t pid) {
@@ -64,6 +95,7 @@ void Symbolizer::forget(uint32_t pid) {
     processes_.freeze(int(pid));
     for (ProcessObserver* o : observers_) o->before_forget(pid);
     processes_.drop(int(pid));
+    jit_.erase(pid);
 }
 
 void Symbolizer::add_observer(ProcessObserver* o) {

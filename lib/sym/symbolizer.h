@@ -14,9 +14,11 @@
 #include <set>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "sym/jit_map.h"
 #include "sym/kallsyms.h"
 #include "sym/object_cache.h"
 #include "sym/syms.h"
@@ -51,7 +53,8 @@ public:
     ~Symbolizer();
 
     // out[i] for ips[i] of process `pid` (user addresses); out.size() >= ips.size(). A frame
-    // without a name says why in Frame::reason.
+    // without a name says why in Frame::reason. An address no file mapping holds (anonymous
+    // code) is looked up in the process's JIT map, /tmp/perf-PID.map (Frame::jit).
     void symbolize(uint32_t pid, std::span<const uint64_t> ips, std::span<Frame> out);
     // One address: false when no mapping holds it (out.reason NoMapping).
     bool resolve(uint32_t pid, uint64_t ip, Frame& out);
@@ -84,12 +87,16 @@ public:
 private:
     // With -v, says once per (object, reason) why its frames are unknown.
     void note_unknown(uint32_t pid, const Frame& f);
+    // The process's JIT map, made (its ids read, no file yet) on first use.
+    JitMap& jit_map(uint32_t pid);
+    bool resolve_jit(uint32_t pid, uint64_t ip, Frame& out);
 
     Settings settings_;
     ObjectCache objects_;
     SymsCache processes_;
     std::shared_ptr<Kallsyms> kernel_;
     std::vector<ProcessObserver*> observers_;
+    std::unordered_map<uint32_t, std::unique_ptr<JitMap>> jit_;
     std::set<std::pair<std::string, UnknownReason>> told_;  // note_unknown's lines so far
 };
 

@@ -43,6 +43,7 @@ struct Frame {
     uint64_t obj_addr = 0;
     const Symbol* symbol = nullptr;
     UnknownReason reason = UnknownReason::None;  // why `sym` is null
+    bool jit = false;  // named by the process's JIT map (sym/jit_map.h); dso is the map file
 };
 
 // One line of /proc/PID/maps, parsed. Returns false if the line is not a maps line with all
