@@ -23,6 +23,7 @@
 #include "stack/pprof_stacks.h"
 #include "stack/stack_outputs.h"
 #include "stack/stack_printer.h"
+#include "stack/timeline_samples.h"
 #include "unwind/call_graph.h"
 
 namespace perfprof {
@@ -237,6 +238,7 @@ public:
                                              .period_name = own.off_cpu ? "wall" : "cpu",
                                              .tag_key = own.off_cpu ? "off_cpu" : nullptr}})
             .move_to(printer_, flame_, pprof_);
+        timeline_ = stack::TimelineSamples::from_options(ctx_, printer_.get());
         // eBPF filters: loaded before any event opens, so a refusal stops the run (SPEC §1.9).
         if (own.ebpf.any()) {
             bpf_ = filter::BpfFilter::load(own.ebpf, opt.verbose);
@@ -330,6 +332,7 @@ public:
             flame_->finish(prefix ? stack::interval_prefix(interval_start_) : "");
         }
         if (pprof_) pprof_->finish();
+        if (timeline_) timeline_->close();
     }
 
 private:
@@ -394,6 +397,8 @@ private:
 
     void print_sample(const Sample& s, uint64_t period) noexcept {
         FILE* out = ctx_.out();
+        if (timeline_)
+            timeline_->instant(std::string_view(suffix_).substr(1, suffix_.size() - 2), s, false, period);
         if (lines_) {
             line_.clear();
             output::append_line_head(ctx_, s.time, s.tid, s.cpu, {}, 0, line_, s.title);
@@ -417,6 +422,7 @@ private:
     std::unique_ptr<stack::Printer> printer_;
     std::unique_ptr<stack::FlameGraph> flame_;
     std::unique_ptr<stack::PprofStacks> pprof_;
+    std::unique_ptr<stack::TimelineSamples> timeline_;
     std::unique_ptr<filter::BpfFilter> bpf_;  // outlives the events it is attached to
     bool lines_ = true;                       // per-sample lines (all but the flame-graph-only mode)
     std::unique_ptr<sched::OffCpu> off_;      // --off-cpu
@@ -465,6 +471,8 @@ const ProfilerInfo profile_info = {
             {Opt::CallGraph, "record call stacks (kernel and user parts by default)"},
             {Opt::FlameGraph},
             {Opt::Pprof},
+            {Opt::Timeline,
+             "stream each sample to file as an instant with its\nstack (Chrome trace-event JSON)"},
         },
     .create = create_profiler<ProfileProfiler>,
     .own_options = kOwnOptions,
