@@ -41,6 +41,8 @@ def main():
     ap.add_argument("--fork-pause-ms", type=int, default=5)
     ap.add_argument("--slack", type=float, default=0.10)
     ap.add_argument("--keep", action="store_true", help="keep the timeline file")
+    ap.add_argument("--without", action="store_true",
+                    help="the same run without --timeline (a baseline: its RSS and losses)")
     args = ap.parse_args()
     if not bp.may_profile_system():
         print("bench: needs root (system-wide scheduler tracepoints)", file=sys.stderr)
@@ -56,7 +58,8 @@ def main():
         path = os.path.join(tmp, "timeline.json")
         err_path = os.path.join(tmp, "stderr")
         with open(err_path, "w") as err:
-            prof = bp.Proc([perf_prof, "task-state", "--timeline", path], stderr=err)
+            cmd = [perf_prof, "task-state"] + ([] if args.without else ["--timeline", path])
+            prof = bp.Proc(cmd, stderr=err)
         bp.wait_ready(prof, bp.ncpus(), 0.5, err_path)
         load = start_load(args)
         series = []  # (s, RSS MB, file MB)
@@ -66,10 +69,11 @@ def main():
                 raise RuntimeError(f"perf-prof exited during the run ({bp.describe_exit(prof)}): "
                                    f"{bp.read_text(err_path)!r}")
             rss = bp.vm_rss_mb(prof.pid)
-            size = os.path.getsize(path) / 1e6
+            size = os.path.getsize(path) / 1e6 if not args.without else 0.0
             series.append((time.monotonic() - t0, rss, size))
             time.sleep(args.period)
-        series.append((time.monotonic() - t0, bp.vm_rss_mb(prof.pid), os.path.getsize(path) / 1e6))
+        series.append((time.monotonic() - t0, bp.vm_rss_mb(prof.pid),
+                       os.path.getsize(path) / 1e6 if not args.without else 0.0))
         for p in load:
             p.stop(signal.SIGKILL, timeout=10)
         prof.stop(signal.SIGINT, timeout=120)
@@ -84,6 +88,11 @@ def main():
         peak = max(rss for _, rss, _ in series)
         problems = bp.stderr_problems(err_path)
         exit_code = prof.exit_code()
+        if args.without:
+            print(f"without --timeline: RSS {series[0][1]:.1f} -> {series[-1][1]:.1f} MB; "
+                  f"perf-prof CPU {prof.cpu_s():.1f} s; lost events {bp.perfprof_lost(err_path)}")
+            result["failed"] = [f"exit status {exit_code}"] if exit_code != 0 else []
+            return
         t_parse = time.monotonic()
         with open(path, "rb") as f:
             doc = json.loads(f.read().decode("utf-8"))

@@ -1,10 +1,13 @@
 #include "output/timeline.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <cstdio>
 #include <cstring>
 
 #include "core/format.h"
@@ -113,6 +116,12 @@ TimelineWriter::TimelineWriter(const std::string& path) : path_(path) {
     if (fd_ < 0) throw Error::sys(errno, "cannot create the timeline file '" + path_ + "'");
     buf_.reserve(kFlushAt + 4096);
     buf_ = "{\"traceEvents\":[";
+    // Signals stay with the event loop's thread (its signalfd): the writer blocks them all.
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    thread_ = std::thread([this] { write_loop(); });
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
 }
 
 TimelineWriter::~TimelineWriter() {
@@ -237,18 +246,43 @@ void TimelineWriter::process_name(uint32_t pid, std::string_view name) {
 }
 
 void TimelineWriter::flush() {
-    if (fd_ >= 0 && !write_failed_ && !buf_.empty() && !core::write_all(fd_, buf_)) {
-        // A full disk: say so once; the file ends where the writes stopped.
-        write_failed_ = true;
-        std::fprintf(stderr, "perf-prof: timeline file '%s': %s\n", path_.c_str(), std::strerror(errno));
-    }
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [this] { return pending_.size() < kMaxPending; });
+    pending_ += buf_;
     buf_.clear();
+    cv_.notify_all();
+}
+
+void TimelineWriter::write_loop() {
+    std::string out;
+    bool failed = false;
+    for (;;) {
+        {
+            std::unique_lock lock(mu_);
+            cv_.wait(lock, [this] { return !pending_.empty() || stopping_; });
+            if (pending_.empty()) return;  // stopping, and all written
+            out.swap(pending_);
+            cv_.notify_all();
+        }
+        if (!failed && !core::write_all(fd_, out)) {
+            // A full disk: said once; the file ends where the writes stopped.
+            failed = true;
+            std::fprintf(stderr, "perf-prof: timeline file '%s': %s\n", path_.c_str(), std::strerror(errno));
+        }
+        out.clear();
+    }
 }
 
 void TimelineWriter::close() {
     if (fd_ < 0) return;
     buf_ += "\n],\"displayTimeUnit\":\"ns\"}\n";
     flush();
+    {
+        std::lock_guard lock(mu_);
+        stopping_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
     ::close(fd_);
     fd_ = -1;
 }

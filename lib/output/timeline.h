@@ -1,7 +1,10 @@
 // --timeline FILE: Chrome's JSON trace-event format, which Perfetto UI and chrome://tracing
-// open. Streamed: each event is appended to a buffer flushed to the file every 64 KiB, so the
-// memory held does not grow with the run; close() (the profiler's finish(), which also runs
-// on -N, workload exit and SIGINT/SIGTERM) writes the closing brackets.
+// open. Streamed: each event is appended to a buffer handed every 64 KiB to a thread that
+// writes it, so the event loop never waits on the disk (a page cache under writeback
+// throttling stalls write() for long enough to overflow the rings) and the memory held does
+// not grow with the run: past kMaxPending bytes not yet written, the loop waits after all.
+// close() (the profiler's finish(), which also runs on -N, workload exit and SIGINT/SIGTERM)
+// writes the closing brackets.
 //
 //   {"traceEvents":[
 //   {"ph":"X","name":"S","pid":1,"tid":2,"ts":1.5,"dur":20,"args":{...}},
@@ -12,10 +15,13 @@
 // format's microseconds, written with up to three decimals so that no nanosecond is lost.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 
 #include "perf-prof/profiler.h"
@@ -31,6 +37,8 @@ void append_us(std::string& out, uint64_t ns);
 
 class TimelineWriter {
 public:
+    static constexpr size_t kMaxPending = 16 << 20;
+
     // Creates `path` (truncated) and writes the head. Throws Error when it cannot.
     explicit TimelineWriter(const std::string& path);
     ~TimelineWriter();
@@ -71,6 +79,7 @@ private:
     void open(char bracket, char closer);
     void close_one();
     void flush();
+    void write_loop();
 
     std::string path_;
     int fd_ = -1;
@@ -79,7 +88,12 @@ private:
     int depth_ = 0;  // open args object, arrays and objects in it; -1: the event is dropped
     char closers_[8] = {};
     bool first_member_ = true;
-    bool write_failed_ = false;
+    // The writer thread's side: what it has to write, and whether close() waits for it.
+    std::mutex mu_;
+    std::condition_variable cv_;
+    std::string pending_;
+    bool stopping_ = false;
+    std::thread thread_;
     uint64_t events_ = 0;
 };
 

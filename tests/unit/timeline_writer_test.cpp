@@ -129,8 +129,10 @@ TEST_F(TimelineFile, StreamsInsteadOfHoldingTheRun) {
         w.instant(name, 1, 2, uint64_t(i));
         w.end();
     }
-    // ~600 KB of events: all but the last 64 KiB are in the file before close().
-    const size_t before = read().size();
+    // ~600 KB of events: all but the last 64 KiB reach the file before close(), written by
+    // the writer's thread.
+    size_t before = 0;
+    for (int i = 0; i < 500 && (before = read().size()) < 500'000; i++) ::usleep(10'000);
     EXPECT_GT(before, 500'000u);
     w.close();
     const std::string all = read();
