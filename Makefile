@@ -390,6 +390,7 @@ fuzz: $(FUZZ_BINS)
 
 # ---- benchmarks: trace vs perf record under a context-switch storm (bench/trace_bench.py), task-state
 # vs perf sched record + latency + timehist -s under the same storm (bench/task_state_bench.py),
+# task-state --timeline's RSS and file over 10 minutes of fork/sleep load (bench/timeline_bench.py),
 # multi-trace's run-queue latency vs perf sched record + latency under the same storm
 # (bench/multi_trace_bench.py), profile -F 1000 -g vs perf record + perf script under a CPU-bound load
 # (bench/profile_bench.py), the start-up and exit cost of short runs (bench/startup_bench.py),
@@ -406,6 +407,7 @@ bench: deps
 	    $(BUILD)/bench/cfi_bench $(BUILD)/bench/agent_unwind_bench
 	/usr/bin/python3 bench/trace_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
 	/usr/bin/python3 bench/task_state_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
+	/usr/bin/python3 bench/timeline_bench.py --perf-prof ./perf-prof
 	/usr/bin/python3 bench/multi_trace_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
 	/usr/bin/python3 bench/top_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/pingpong
 	/usr/bin/python3 bench/profile_bench.py --perf-prof ./perf-prof --load $(BUILD)/bench/spin --repeat 3

@@ -73,6 +73,9 @@ const ProfilerInfo multi_trace_info = {
             {Opt::UserCallchain, "user stacks too, for events with the stack attribute"},
             {Opt::KernelCallchain},
             {Opt::Perins, "statistics per key"},
+            {Opt::Timeline,
+             "stream each pair to file as a slice on its key's track,\n"
+             "--detail's events as instants (Chrome trace-event JSON)"},
         },
     .create = create_profiler<MultiTraceProfiler>,
     .help_template = help_template,

@@ -24,6 +24,7 @@
 #include "stack/stack_outputs.h"
 #include "stack/stack_printer.h"
 #include "stack/top_table.h"
+#include "stack/timeline_samples.h"
 #include "unwind/call_graph.h"
 
 namespace perfprof {
@@ -251,6 +252,7 @@ public:
             .move_to(printer_, flame_, pprof_);
         if (pprof_) pprof_->main_processes(ctx_.threads());
         plan_top(a, own);
+        timeline_ = stack::TimelineSamples::from_options(ctx_, printer_.get());
         // eBPF filters: loaded before any event opens, so a refusal stops the run (SPEC §1.9).
         if (own.ebpf.any()) {
             bpf_ = filter::BpfFilter::load(own.ebpf, opt.verbose);
@@ -345,6 +347,7 @@ public:
         }
         if (pprof_) pprof_->finish();
         if (top_) finish_top();
+        if (timeline_) timeline_->close();
     }
 
 private:
@@ -463,6 +466,8 @@ private:
             else
                 top_->add_ip(s.ip, s.pid, weight_);
         }
+        if (timeline_)
+            timeline_->instant(std::string_view(suffix_).substr(1, suffix_.size() - 2), s, false, period);
         if (lines_) {
             line_.clear();
             output::append_line_head(ctx_, s.time, s.tid, s.cpu, {}, 0, line_, s.title);
@@ -486,6 +491,7 @@ private:
     std::unique_ptr<stack::Printer> printer_;
     std::unique_ptr<stack::FlameGraph> flame_;
     std::unique_ptr<stack::PprofStacks> pprof_;
+    std::unique_ptr<stack::TimelineSamples> timeline_;
     std::unique_ptr<filter::BpfFilter> bpf_;  // outlives the events it is attached to
     bool lines_ = false;                      // per-sample lines: --print-samples, or nested
     bool folded_stdout_ = false;              // flame-graph-only mode: the folded stacks go to stdout
@@ -548,6 +554,8 @@ const ProfilerInfo profile_info = {
             {Opt::CallGraph, "record call stacks (kernel and user parts by default)"},
             {Opt::FlameGraph},
             {Opt::Pprof},
+            {Opt::Timeline,
+             "stream each sample to file as an instant with its\nstack (Chrome trace-event JSON)"},
         },
     .create = create_profiler<ProfileProfiler>,
     .own_options = kOwnOptions,

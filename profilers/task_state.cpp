@@ -12,13 +12,16 @@
 #include "core/format.h"
 #include "core/parse.h"
 #include "core/time.h"
+#include "event/resolve.h"
 #include "event/tracepoint.h"
 #include "filter/record_field.h"
 #include "filter/task_filter.h"
 #include "output/event_line.h"
+#include "output/timeline.h"
 #include "perf-prof/error.h"
 #include "perf-prof/own_options.h"
 #include "perf-prof/profiler.h"
+#include "perf/proc_tasks.h"
 #include "perf/sample_copy.h"
 #include "perf/tsc.h"
 #include "sched/roles.h"
@@ -83,6 +86,8 @@ public:
         }
 
         call_graph_ = opt.call_graph;
+        timeline_ = output::timeline_from_options(opt);
+        if (timeline_) tracks_ = std::make_unique<output::TimelineTracks>(*timeline_, ctx_, perf::tgid_of);
         tep::Tep& tep = ctx_.tep();
         tep_event* sw = tep.event("sched", "sched_switch");
         tep_event* wk = tep.event("sched", "sched_wakeup");
@@ -94,7 +99,9 @@ public:
         state_ = sel_.state_filter();
         for (Role r : sel_.roles()) add(p, tep, r);
         states_ = std::make_unique<sched::TaskStates>(
-            sched::TaskStates::Config{sel_.sleeps_only(), sel_.reportable(), threshold_ != 0}, *this);
+            sched::TaskStates::Config{sel_.sleeps_only(), sel_.reportable(), threshold_ != 0 || timeline_,
+                                      timeline_ != nullptr},
+            *this);
         for (size_t e = 0; e < p.events.size(); e++)
             p.events[e].filter = sched::role_filter(
                 roles_[e], sel_, state_, [this](const std::string& side) { return select_named(side); });
@@ -170,6 +177,7 @@ public:
         if (!ctx_.forwarding()) print_table();
         if (flame_) flame_->finish();
         if (pprof_) pprof_->finish();
+        if (timeline_) timeline_->close();
     }
 
     void sigusr1() override {
@@ -190,6 +198,7 @@ private:
             tep, "sched", sched::event_name(role),
             PERF_SAMPLE_TIME | PERF_SAMPLE_RAW | (call_graph_ ? PERF_SAMPLE_TID : 0));
         e.attr.pinned = 1;
+        if (timeline_) e.fields = event::tracepoint_fields(*e.tp);  // the slices' args
         p.events.push_back(std::move(e));
         roles_.push_back(role);
     }
@@ -211,11 +220,32 @@ private:
     void closed(uint32_t tid, int row, uint64_t ns, const perf::SampleCopy* start,
                 const Sample& end) override {
         table_->add(tid, row, ns, threshold_);
+        if (timeline_) slice(tid, row, ns, start, end);
         if (threshold_ && ns > threshold_ && row != sched::kR && start && start->event)
             print_block(tid, row == sched::kRD ? "RUNDELAY" : "WAIT", ns, *start, end);
     }
 
     // ---- output ----
+
+    // The interval on the thread's track, named as its table row, with the events that began
+    // and ended it.
+    void slice(uint32_t tid, int row, uint64_t ns, const perf::SampleCopy* start, const Sample& end) {
+        std::string_view name = sched::kRowName[row];
+        if (name.back() == ' ') name.remove_suffix(1);
+        timeline_->complete(name, tracks_->pid(tid), tid, end.time - ns, ns);
+        if (start && start->event) event_arg("begin", start->sample());
+        event_arg("end", end);
+        timeline_->end();
+    }
+
+    void event_arg(std::string_view key, const Sample& s) {
+        timeline_->begin_object(key);
+        line_.assign(s.event->sys).append(":").append(s.event->name);
+        timeline_->arg("event", line_);
+        if (s.cpu != UINT32_MAX) timeline_->arg_u("cpu", s.cpu);
+        output::append_field_args(*timeline_, s);
+        timeline_->end_object();
+    }
 
     void print_line(const Sample& s) {
         line_.clear();
@@ -287,6 +317,8 @@ private:
     std::unique_ptr<stack::Printer> printer_;
     std::unique_ptr<stack::FlameGraph> flame_;
     std::unique_ptr<stack::PprofStacks> pprof_;
+    std::unique_ptr<output::TimelineWriter> timeline_;
+    std::unique_ptr<output::TimelineTracks> tracks_;
 };
 
 }  // namespace
@@ -340,6 +372,9 @@ const ProfilerInfo task_state_info = {
              "with -g and --than: write the stacks of the printed\n"
              "events to file as a gzipped pprof profile.proto"},
             {Opt::Ptrace},
+            {Opt::Timeline,
+             "stream each state interval to file as a slice on its\n"
+             "thread's track (Chrome trace-event JSON: Perfetto UI)"},
         },
     .create = create_profiler<TaskStateProfiler>,
     .own_options = kOwnOptions,

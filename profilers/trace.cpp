@@ -19,6 +19,7 @@
 #include "stack/pprof_stacks.h"
 #include "stack/stack_outputs.h"
 #include "stack/stack_printer.h"
+#include "stack/timeline_samples.h"
 
 namespace perfprof {
 
@@ -84,6 +85,7 @@ public:
                               .flame = opt.call_graph})
             .move_to(printer_, flame_, pprof_);
         if (flame_) interval_start_ = core::realtime_now_ns();
+        timeline_ = stack::TimelineSamples::from_options(ctx_, printer_.get());
         // Batched wake-ups: waking per event made us trace our own context switches.
         p.per_event_wakeup = false;
         p.order = opt.order;
@@ -120,6 +122,11 @@ public:
         output::format_event_line(ctx_, s, line_, ' ');
         FILE* out = ctx_.out();
         std::fwrite(line_.data(), 1, line_.size(), out);
+        if (timeline_) {
+            // The event as an instant on its thread's track, its fields and stack as args.
+            line_.assign(s.event->sys).append(":").append(s.event->name);
+            timeline_->instant(line_, s, true);
+        }
         if (size_t(s.event_index) < exec_.size() && exec_[size_t(s.event_index)]) {
             exec_[size_t(s.event_index)]->eval(filter::sample_context(s, ctx_.eval_hooks(), out));
         }
@@ -141,6 +148,7 @@ public:
     void finish() override {
         if (flame_) flame_->finish(ctx_.options().interval_ms ? stack::interval_prefix(interval_start_) : "");
         if (pprof_) pprof_->finish();
+        if (timeline_) timeline_->close();
     }
 
 private:
@@ -151,6 +159,7 @@ private:
     std::vector<std::unique_ptr<filter::Program>> exec_;  // per event, null = no exec=
     std::unique_ptr<stack::Printer> printer_;             // when any event records stacks
     std::string line_;
+    std::unique_ptr<stack::TimelineSamples> timeline_;
 };
 
 // SPEC §1.10: a command line that reproduces the given events with their filters, plus the
@@ -217,6 +226,9 @@ const ProfilerInfo trace_info = {
             {Opt::FlameGraph},
             {Opt::Pprof},
             {Opt::Ptrace},
+            {Opt::Timeline,
+             "stream each event to file as an instant on its thread's\n"
+             "track, fields and stack as args (Chrome trace-event JSON)"},
         },
     .create = create_profiler<TraceProfiler>,
     .help_template = help_template,

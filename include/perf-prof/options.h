@@ -49,6 +49,7 @@ enum class Opt {
     CallGraphMode,  // --call-graph fp|dwarf[,SIZE]: accepted wherever CallGraph (-g) is
     FlameGraph,
     Pprof,
+    Timeline,
     Perins,
     Ptrace,
     Own,  // a row of a profiler's own options: not in the shared table; keep last
@@ -129,6 +130,8 @@ struct Options {
     bool flame_graph_given = false;
     std::string pprof;  // --pprof FILE: the stacks as a gzipped pprof profile.proto
     bool pprof_given = false;
+    std::string timeline;  // --timeline FILE: Chrome trace-event JSON, streamed
+    bool timeline_given = false;
     bool perins = false;  // --perins: statistics per instance (thread, key)
     bool ptrace = false;  // --ptrace: follow tasks the attached ones create (SPEC §3.10)
 

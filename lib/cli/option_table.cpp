@@ -87,6 +87,9 @@ constexpr std::array<OptionRow, kRows> kTable{{
      "record stacks (-g implied) and write them as a\n"
      "gzipped pprof profile.proto to file (whole run,\n"
      "also with -i)"},
+    {Opt::Timeline, 0, "timeline", "file", K::Value, false, G::Profiler,
+     "stream the events to file as Chrome trace-event JSON\n"
+     "(Perfetto UI, chrome://tracing)"},
     {Opt::Perins, 0, "perins", "", K::Flag, false, G::Profiler, "statistics per instance"},
     {Opt::Ptrace, 0, "ptrace", "", K::Flag, false, G::Profiler,
      "with -p/-t: also follow the threads and processes\n"

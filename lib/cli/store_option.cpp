@@ -92,6 +92,10 @@ void store_shared_option(const OptionRow& row, const std::string& v, Options& op
             opt.pprof = v;
             opt.pprof_given = true;
             break;
+        case Opt::Timeline:
+            opt.timeline = v;
+            opt.timeline_given = true;
+            break;
         case Opt::Perins:
             opt.perins = true;
             break;

@@ -33,14 +33,6 @@ namespace {
 // How long a launched command's agent has to attach before the eBPF path takes over.
 constexpr int64_t kAttachTimeoutNs = 3'000'000'000;
 
-int tgid_of(int tid) {
-    std::ifstream in("/proc/" + std::to_string(tid) + "/status");
-    std::string line;
-    while (std::getline(in, line))
-        if (line.rfind("Tgid:", 0) == 0) return std::atoi(line.c_str() + 5);
-    return -1;
-}
-
 // The allocator lookup and the probes are shared with serve: their errors say whose they are here.
 Error ours(const Error& e) {
     return Error(std::string("kmemleak --user: ") + e.what(), e.hint(), e.kind());
@@ -85,10 +77,10 @@ public:
         const Options& opt = ctx.options();
         if (ctx.threads().empty())
             throw Error::usage("kmemleak --user: profiles a process: give -p PID or a command after --");
-        tgid_ = tgid_of(ctx.threads().front());
+        tgid_ = perf::tgid_of(ctx.threads().front());
         if (tgid_ <= 0) throw Error("kmemleak --user: no process " + std::to_string(ctx.threads().front()));
         for (int t : ctx.threads())
-            if (tgid_of(t) != tgid_)
+            if (perf::tgid_of(t) != tgid_)
                 throw Error::usage("kmemleak --user: profiles one process; -p/-t name threads of several");
         launched_ = opt.pids.empty() && opt.tids.empty() && !opt.workload.empty();
         const std::string command = launched_ ? perf::command_path(opt.workload.front()) : "";

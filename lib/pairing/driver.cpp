@@ -13,6 +13,7 @@
 #include "output/event_line.h"
 #include "output/template_options.h"
 #include "pairing/detail_spec.h"
+#include "pairing/timeline_out.h"
 #include "perf-prof/error.h"
 #include "perf/tsc.h"
 #include "stack/stack_printer.h"
@@ -137,6 +138,11 @@ EventPlan Driver::plan(Preset preset) {
     for (TraceEvent* t : by_index_) t->spec = &p.events[size_t(t->index)];
     for (size_t i = extra_from_; i < p.events.size(); i++) extra_.push_back(p.events[i]);
     impl_ = make_impl();
+    if (opt.timeline_given) {
+        auto out = std::make_unique<TimelineOut>(std::move(impl_), env_, opt.timeline, by_thread_ && !keyed_);
+        env_.timeline_out = out.get();
+        impl_ = std::move(out);
+    }
     pairer_->start(by_index_, p, *impl_, timeline_.get(), keyed_, order);
     feed_ = std::make_unique<Feed>(ctx_, *pairer_, by_index_, timeline_.get(), horizon_);
     if (pairer_->trick()) {

@@ -7,11 +7,13 @@
 #include "output/event_line.h"
 #include "pairing/model.h"
 #include "pairing/timeline.h"
+#include "pairing/timeline_out.h"
 #include "stack/stack_printer.h"
 
 namespace perfprof::pairing {
 
 void Env::print_event(const Sample& s) {
+    if (timeline_out) timeline_out->printed(s);
     FILE* out = ctx.out();
     if (s.from) {
         // The nested profiler prints its own line; ours is only the head's marker column.

@@ -21,6 +21,7 @@ class Printer;
 namespace perfprof::pairing {
 
 class Timeline;
+class TimelineOut;
 
 // One event of the -e lists.
 struct TraceEvent {
@@ -72,6 +73,8 @@ struct Env {
 
     stack::Printer* printer = nullptr;  // when an event records stacks
     Timeline* timeline = nullptr;       // --detail, else null
+    // --timeline, else null
+    TimelineOut* timeline_out = nullptr;
 
     // "{WALL(ev)} {M} {event line}" and its stack lines, on ctx.out(); a forwarded event is
     // printed by its profiler under the same head.

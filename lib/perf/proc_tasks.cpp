@@ -34,6 +34,20 @@ char task_state(int tid) {
     return paren && paren[1] == ' ' ? paren[2] : '\0';
 }
 
+int tgid_of(int tid) {
+    std::FILE* f = std::fopen(("/proc/" + std::to_string(tid) + "/status").c_str(), "re");
+    if (!f) return -1;
+    char line[256];
+    int tgid = -1;
+    while (std::fgets(line, sizeof line, f))
+        if (std::strncmp(line, "Tgid:", 5) == 0) {
+            tgid = std::atoi(line + 5);
+            break;
+        }
+    std::fclose(f);
+    return tgid;
+}
+
 bool task_alive(int tid) {
     return alive_state(task_state(tid));
 }

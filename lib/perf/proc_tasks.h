@@ -8,6 +8,9 @@ namespace perfprof::perf {
 // The thread ids of process `pid` (/proc/PID/task), ascending; empty when it does not exist.
 std::vector<int> tasks_of(int pid);
 
+// The process (thread group) of task `tid`, from /proc/TID/status; -1 when it does not exist.
+int tgid_of(int tid);
+
 // Whether task `tid` exists and is no zombie (the state in /proc/TID/stat).
 bool task_alive(int tid);
 

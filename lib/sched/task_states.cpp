@@ -95,7 +95,11 @@ void TaskStates::switched_in(const Sample& s, int64_t pid) {
     } else if (!fresh && t.state == kRunnable) {
         sink_.closed(tid, kRD, s.time - t.time, t.start.get(), s);
     }
-    // Running from now; R intervals are never printed, so nothing is copied.
+    // Running from now; R intervals are not printed by --than, so only a timeline copies.
+    if (cfg_.copy_runs) {
+        begin(t, kOnCpu, s);
+        return;
+    }
     t.state = kOnCpu;
     t.time = s.time;
     if (t.start) t.start->event = nullptr;

@@ -48,6 +48,7 @@ public:
         bool sleeps_only = false;
         unsigned reportable = 0;   // bit per Row: the sleeps that make intervals
         bool copy_starts = false;  // keep a copy of the event that began each state (--than)
+        bool copy_runs = false;    // with copy_starts, of the switch-ins that begin R too (--timeline)
     };
 
     TaskStates(Config c, Sink& sink) : cfg_(c), sink_(sink) {}
