@@ -139,13 +139,22 @@ void CommTable::record(const perf_event_header& h) {
             uint32_t pid;
             std::memcpy(&pid, body, 4);
             if ((h.misc & PERF_RECORD_MISC_COMM_EXEC) && pid == tid && on_exec) on_exec(pid);
-            // A fork read in an earlier drain than this (older) exec copied the old name.
-            for (auto& [child, e] : names_)
-                if (e.parent == tid && e.time > id.time) {
-                    const size_t len = std::min(n.size(), sizeof(e.name) - 1);
-                    std::memcpy(e.name, n.data(), len);
-                    e.name[len] = '\0';
+            // A fork read in an earlier drain than this (older) exec copied the old name. Only
+            // the task's own children are looked at: a scan of every name at each exec made a
+            // busy machine's side band quadratic.
+            auto kids = children_.find(tid);
+            if (kids == children_.end()) break;
+            std::erase_if(kids->second, [&](uint32_t child) {
+                auto c = names_.find(child);
+                if (c == names_.end() || c->second.parent != tid) return true;  // gone, or renamed
+                if (c->second.time > id.time) {
+                    const size_t len = std::min(n.size(), sizeof(c->second.name) - 1);
+                    std::memcpy(c->second.name, n.data(), len);
+                    c->second.name[len] = '\0';
                 }
+                return false;
+            });
+            if (kids->second.empty()) children_.erase(kids);
             break;
         }
         case PERF_RECORD_FORK: {  // u32 pid, ppid, tid, ptid; u64 time
@@ -158,6 +167,7 @@ void CommTable::record(const perf_event_header& h) {
                 const std::string name = parent->second.name;
                 set(f[2], name, id.time);
                 names_[f[2]].parent = f[3];
+                children_[f[3]].push_back(f[2]);
             }
             break;
         }
@@ -205,6 +215,9 @@ void CommTable::gc(uint64_t keep_ns) {
         if (gone && forget) forget(kv.first);
         return gone;
     });
+    for (auto& [parent, kids] : children_)
+        std::erase_if(kids, [&](uint32_t child) { return !names_.count(child); });
+    std::erase_if(children_, [&](const auto& kv) { return kv.second.empty() || !names_.count(kv.first); });
 }
 
 std::vector<int> CommTable::fds() const {

@@ -29,6 +29,9 @@ public:
 
     // Processes pending side-band records.
     void drain();
+    // One side-band record (COMM, FORK, EXIT, MMAP2 with TID|TIME sample ids), as drain()
+    // applies them; public for tests.
+    void record(const perf_event_header& h);
     // Forgets tasks that exited more than `keep_ns` before the newest side-band time, and
     // tells `forget` (if set) each id it drops, so per-process caches can follow (SPEC §5.5).
     void gc(uint64_t keep_ns);
@@ -57,9 +60,9 @@ private:
         uint32_t parent = 0;     // the name was inherited from this task at fork (time)
     };
     void scan_proc();
-    void record(const perf_event_header& h);
 
     std::unordered_map<uint32_t, Entry> names_;
+    std::unordered_map<uint32_t, std::vector<uint32_t>> children_;  // parent → forks that took its name
     EventList events_;
     std::vector<MappedRing> rings_;
     uint64_t newest_ = 0;
