@@ -11,15 +11,13 @@ are listed under the picture (<g id="gone">), widest first.
 Workloads: `hotab MS` (3:1 between hot_a and hot_b), `spin MS` (main only), `syscalls pipes N`
 (kernel, libc and the program's own frames)."""
 
-import os
 import re
 import xml.etree.ElementTree as ET
 
 import pytest
 
-import browser
-from conftest import assert_not_crashed, require_root, run, skip_or_fail
-from test_flamegraph import SVG, ok, svg_frames
+from conftest import assert_not_crashed, require_root, run
+from test_flamegraph import SVG, chrome, ok, svg_frames  # noqa: F401 (chrome: a fixture)
 
 ANNOTATION = re.compile(r"_\[[kjil]\]$")
 
@@ -198,15 +196,6 @@ def test_subtitle_has_the_sample_count(pp, tmp_path):
     assert root.find(".//%stext[@id='subtitle']" % SVG).text == "2,234 bytes"
     root = ET.fromstring(ok(pp, ["flamegraph", "--subtitle", "S", str(path)]))
     assert root.find(".//%stext[@id='subtitle']" % SVG).text == "S  \u00b7  2,234 samples"
-
-
-@pytest.fixture(scope="module")
-def chrome():
-    reason = browser.missing()
-    if reason:
-        skip_or_fail(reason)
-    with browser.Browser() as b:
-        yield b
 
 
 def test_diff_svg_in_a_real_browser(pp, pair, tmp_path, chrome):

@@ -244,5 +244,5 @@ def test_no_table_in_folded_stacks_on_stdout(pp, needs_root, workload, interval)
     """--flame-graph "": stdout holds folded stacks only, every line `frames count`."""
     out = ok(pp, ["profile", "-F", "997", "-g", "--flame-graph", ""] + interval + ["--", workload("hotab"), "400"])
     lines = out.splitlines()
-    assert len(lines) > 3 and all(re.match(r"^\S.* \d+$", l) and ";" in l for l in lines), lines[:5]
+    assert len(lines) >= 2 and all(re.match(r"^\S.* \d+$", l) and ";" in l for l in lines), lines[:5]
     assert sum(int(l.rsplit(" ", 1)[1]) for l in lines) > 250
