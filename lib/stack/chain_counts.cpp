@@ -11,8 +11,9 @@ bool ChainCounts::add(Printer& p, const uint64_t* ips, uint64_t nr, uint32_t pid
     char* k = key_.data();
     std::memcpy(k, &pid, 4);
     std::memcpy(k + 4, &root_len, 4);
-    std::memcpy(k + 8, root.data(), root.size());
-    std::memcpy(k + 8 + root.size(), ips, nr * sizeof(uint64_t));
+    // No root, or no frame, is a null pointer with a size of 0: not for memcpy.
+    if (!root.empty()) std::memcpy(k + 8, root.data(), root.size());
+    if (nr) std::memcpy(k + 8 + root.size(), ips, nr * sizeof(uint64_t));
     auto [it, fresh] = counts_.try_emplace(key_);
     it->second.n += n;
     it->second.value += value;
