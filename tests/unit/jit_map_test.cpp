@@ -106,7 +106,7 @@ TEST(JitSymbols, MemoryIsBounded) {
 
 TEST(JitMap, ReadsAgainWhenTheFileGrows) {
     OwnMap f;
-    JitMap m(int(::getpid()));
+    JitMap m{int(::getpid())};
     EXPECT_EQ(m.path(), f.path);
     EXPECT_EQ(name_at(m, 0x5000), "-");  // no file yet
     f.write("5000 100 first\n", "w");
@@ -126,7 +126,7 @@ TEST(JitMap, ReadsAgainWhenTheFileGrows) {
 
 TEST(JitMap, StartsOverOnAnotherFile) {
     OwnMap f;
-    JitMap m(int(::getpid()));
+    JitMap m{int(::getpid())};
     f.write("5000 100 old\n", "w");
     EXPECT_EQ(name_at(m, 0x5000), "old");
     ::unlink(f.path.c_str());
@@ -138,7 +138,7 @@ TEST(JitMap, StartsOverOnAnotherFile) {
 TEST(JitMap, SkipsAGiantLine) {
     OwnMap f;
     f.write("1000 10 " + std::string(3u << 20, 'x') + "\n2000 10 after\n", "w");
-    JitMap m(int(::getpid()));
+    JitMap m{int(::getpid())};
     EXPECT_EQ(name_at(m, 0x2000), "after");
     EXPECT_EQ(name_at(m, 0x1000), "-");
 }
@@ -146,7 +146,7 @@ TEST(JitMap, SkipsAGiantLine) {
 TEST(JitMap, NeverBlocksOnAFifo) {
     OwnMap f;
     ASSERT_EQ(::mkfifo(f.path.c_str(), 0600), 0);
-    JitMap m(int(::getpid()));
+    JitMap m{int(::getpid())};
     const auto t0 = std::chrono::steady_clock::now();
     EXPECT_EQ(name_at(m, 0x5000), "-");
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
@@ -158,7 +158,7 @@ TEST(JitMap, RefusesAFileOfAnotherUser) {
     // Neither root, nor perf-prof's user, nor the process's (this test's) user.
     const uid_t other = ::geteuid() == 54321 ? 54322 : 54321;
     if (::chown(f.path.c_str(), other, other) != 0) GTEST_SKIP() << "chown needs root";
-    JitMap m(int(::getpid()));
+    JitMap m{int(::getpid())};
     EXPECT_EQ(name_at(m, 0x5000), "-");
     ASSERT_EQ(::chown(f.path.c_str(), ::geteuid(), ::getegid()), 0);
     EXPECT_EQ(name_at(m, 0x5000), "planted");
