@@ -30,6 +30,26 @@ def start_load(args):
     return procs
 
 
+def check_file(path):
+    """The file's events and slices, each line parsed as the writer puts them (one event a line):
+    10 minutes make gigabytes, which json.loads of the whole would need many times over in
+    memory. Raises ValueError unless the file is one complete trace-event object."""
+    events = slices = 0
+    with open(path, "rb") as f:
+        if f.readline() != b'{"traceEvents":[\n':
+            raise ValueError("the file does not begin with the traceEvents array")
+        last = None
+        for line in f:
+            if last is not None:
+                e = json.loads(last.rstrip(b",\n").decode("utf-8"))
+                events += 1
+                slices += e["ph"] == "X"
+            last = line
+    if last is None or json.loads(b'{"traceEvents":[' + last) != {"traceEvents": [], "displayTimeUnit": "ns"}:
+        raise ValueError("the file does not end the traceEvents array and its object")
+    return events, slices
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--perf-prof", default="./perf-prof")
@@ -94,15 +114,12 @@ def main():
             result["failed"] = [f"exit status {exit_code}"] if exit_code != 0 else []
             return
         t_parse = time.monotonic()
-        with open(path, "rb") as f:
-            doc = json.loads(f.read().decode("utf-8"))
-        events = doc["traceEvents"]
-        slices = sum(1 for e in events if e["ph"] == "X")
+        n_events, slices = check_file(path)
         parse_s = time.monotonic() - t_parse
         size_mb = os.path.getsize(path) / 1e6
         print(f"RSS at {t_base:g} s {base:.1f} MB, at the end {end:.1f} MB, peak {peak:.1f} MB; "
               f"max RSS (rusage) {prof.rss_mb():.1f} MB; perf-prof CPU {prof.cpu_s():.1f} s")
-        print(f"file: {size_mb:.1f} MB, {len(events)} events ({slices} slices, "
+        print(f"file: {size_mb:.1f} MB, {n_events} events ({slices} slices, "
               f"{slices / args.seconds:.0f}/s), complete JSON (parsed in {parse_s:.1f} s); "
               f"SIGINT to exit {prof.stop_s():.2f} s; exit {exit_code}; "
               f"lost events {bp.perfprof_lost(err_path)}")
