@@ -296,12 +296,19 @@ def test_deeper_than_the_copy_ends_in_truncated(pp, wl):
     stacks = [s for s in stacks_of(profile(pp, wl, DWARF, "deep", "2000", "1000")) if "recurse" in s]
     assert len(stacks) > 700, len(stacks)
     depths = collections.Counter()
+    shallow = 0
     for s in stacks:
-        assert s[-1] == TRUNC, s
+        if s[-1] != TRUNC:
+            # A sample taken while the recursion was still (or again) shallow, on its way down
+            # or back: its whole stack fits the copy and reaches main.
+            assert s[0] == "recurse" and "main" in s and s.count("recurse") <= 16, s
+            shallow += 1
+            continue
         assert s[0] in ("hot", "recurse") and set(s[1:-1]) <= {"recurse"}, s
         if s[0] == "hot":
             depths[len(s) - 2] += 1
-    print("\nrecurse frames under hot: %s" % dict(depths))
+    print("\nrecurse frames under hot: %s; shallow stacks: %d" % (dict(depths), shallow))
+    assert shallow <= 3, shallow
     assert sum(depths.values()) >= 0.95 * len(stacks) and set(depths) <= {15, 16}, depths
 
 

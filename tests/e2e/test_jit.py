@@ -181,7 +181,9 @@ def test_jit_map_in_a_private_tmp(pp, workload, tmp_path):
     if not shutil.which("unshare"):
         skip_or_fail("unshare not installed (Debian util-linux)")
     name = str(tmp_path / "cpu")
-    inner = "mount -t tmpfs none /tmp && exec %s 300 300" % workload("jitmap")
+    # The workload is opened before the tmpfs hides /tmp (where a checkout may lie) and run
+    # through its descriptor.
+    inner = "exec 3<%s && mount -t tmpfs none /tmp && exec /proc/self/fd/3 300 300" % workload("jitmap")
     rc, out, err = pp.run(["profile", "-F", "997", "-g", "--flame-graph", name, "--", "unshare", "-m",
                            "--propagation", "private", "sh", "-c", inner], timeout=60)
     assert_not_crashed(rc)
