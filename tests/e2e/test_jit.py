@@ -80,10 +80,17 @@ def test_c_jit_map_in_profile_flame_graph(pp, workload, tmp_path):
     # reads (measured 99.5 %).
     assert 600 <= first <= 760 and 600 <= second <= 760, leaf
     assert share >= 0.90, leaf
-    # The frame-pointer chain goes on through the JIT frame into the C caller.
+    # The frame-pointer chain goes on through the JIT frame into the C caller. A sample on the
+    # JIT function's push rbp or ret (its frame not yet made or already gone) walks from
+    # spin_for's frame and so names main as the caller, as perf does: rare (one in a CI run).
+    skipped = 0
     for frames, n in rows:
         if frames[-1].endswith("_[j]"):
-            assert frames[-2] == "spin_for" and "main" in frames, frames
+            assert "main" in frames, frames
+            if frames[-2] != "spin_for":
+                assert frames[-2] == "main", frames
+                skipped += n
+    assert skipped <= 5, rows
     text = open(name + ".svg").read()
     frames, _ = svg_frames(text)
     jit = [f for f in frames if f.name in ("jit_spin_loop", "jit_second_loop")]

@@ -328,11 +328,15 @@ def test_run_queue_latency_agrees_with_task_state(pp, needs_root, workload):
     rd = [l for l in out2.splitlines() if re.match(r"^ *%d +sleeper +RD " % pid, l)]
     assert len(rd) == 1, out2
     f = rd[0].split()
-    ts_calls, ts_p99 = int(f[3]), float(f[8]) / 1000.0
-    print("\nmulti-trace: %d wake-ups, p99 %.3f ms; task-state RD: %d, p99 %.3f ms"
-          % (mt_row.calls, mt_row.p99, ts_calls, ts_p99))
-    assert mt_row.p99 > 0 and ts_p99 > 0
-    assert 0.5 <= mt_row.p99 / ts_p99 <= 2.0, (mt_row, rd)
+    ts_calls, ts_total, ts_p50 = int(f[3]), float(f[4]) / 1000.0, float(f[6]) / 1000.0
+    print("\nmulti-trace: %d wake-ups, total %.3f ms, p50 %.4f ms; task-state RD: %d, total %.3f ms, p50 %.4f ms"
+          % (mt_row.calls, mt_row.total, mt_row.p50, ts_calls, ts_total, ts_p50))
+    assert mt_row.p50 > 0 and ts_p50 > 0
+    # The bulk agrees (each tool stamps its own copy of an event, a few per cent apart). The tail
+    # is not compared: p99 of ~300 waits is the 4th longest, and one wait seen differently by one
+    # tool under load moved it 2.5x in a CI run (10 us against 25 us, same count, same max).
+    assert 0.67 <= mt_row.p50 / ts_p50 <= 1.5, (mt_row, rd)
+    assert 0.8 <= mt_row.total / ts_total <= 1.25, (mt_row, rd)
     assert 0.8 <= mt_row.calls / ts_calls <= 1.25, (mt_row, rd)
 
 
