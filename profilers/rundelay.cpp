@@ -33,6 +33,7 @@ public:
         p.key_name = "THREAD";
         p.key_width = 6;  // Recommendation (§P4): upstream's 3 lets pids overflow the column
         p.comm_column = true;
+        p.thread_keys = true;  // pid, prev_pid, next_pid
         p.auto_key = [this](const pairing::AutoEvent& e) { return key(e); };
         p.auto_filter = [this](const pairing::AutoEvent& e) { return filter(e); };
         p.check = [this] {
@@ -145,6 +146,7 @@ const ProfilerInfo rundelay_info = {
             {Opt::UserCallchain, "user stacks too, for events with the stack attribute"},
             {Opt::KernelCallchain},
             {Opt::Perins, "statistics per task"},
+            {Opt::Timeline, "stream each wait to file as a slice on its task's track\n(Chrome trace-event JSON)"},
             {Opt::Filter, "task name patterns (e.g. python,ssh*): only these tasks"},
         },
     .create = create_profiler<RundelayProfiler>,

@@ -31,6 +31,7 @@ public:
         p.impl = "syscalls";
         // pages: multi-trace's 1 MiB a CPU, not SPEC's 64 pages that lose events under a burst.
         p.order = cpus;  // a task's sys_enter and sys_exit may be on different CPUs
+        p.thread_keys = true;  // common_pid, or each attached thread
         p.auto_key = [this, cpus](const pairing::AutoEvent& e) {
             if (e.r.item.kind == event::Kind::Profiler || e.r.item.sys != "raw_syscalls" ||
                 (e.r.item.name != "sys_enter" && e.r.item.name != "sys_exit"))
@@ -91,6 +92,7 @@ const ProfilerInfo syscalls_info = {
             {Opt::UserCallchain, "user stacks too, for events with the stack attribute"},
             {Opt::KernelCallchain},
             {Opt::Perins, "statistics per thread"},
+            {Opt::Timeline, "stream each call to file as a slice named by its syscall\non its thread's track (Chrome trace-event JSON)"},
         },
     .create = create_profiler<SyscallsProfiler>,
     .help_template = help_template,

@@ -72,6 +72,22 @@ std::string_view next_field(std::string_view line, size_t& pos) {
     return line.substr(b, pos - b);
 }
 
+std::string_view status_value(std::string_view status_text, std::string_view field) {
+    for (size_t pos = 0; pos < status_text.size();) {
+        std::string_view line = next_line(status_text, pos);
+        if (line.substr(0, field.size()) != field) continue;
+        line.remove_prefix(field.size());
+        while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
+        return line;
+    }
+    return {};
+}
+
+std::string status_field(const std::string& status_path, std::string_view field) {
+    const std::string text = read_file_or_empty(status_path);
+    return std::string(status_value(text, field));
+}
+
 namespace {
 // Set once by main before anything else runs, read-only afterwards (the SVG subtitles): the
 // process's argv as text, not state (ARCHITECTURE.md, "Process-wide state").

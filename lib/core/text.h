@@ -28,6 +28,13 @@ std::string_view next_line(std::string_view text, size_t& pos);
 // The next field of `line` separated by spaces or tabs, starting at `pos` (advanced).
 std::string_view next_field(std::string_view line, size_t& pos);
 
+// The value of `field` (e.g. "Tgid:") in the text of a /proc/PID/status file: the rest of its
+// line, leading blanks removed; "" when the field is absent. Only whole lines match.
+std::string_view status_value(std::string_view status_text, std::string_view field);
+
+// status_value of the file at `status_path` ("/proc/PID/status"); "" when it cannot be read.
+std::string status_field(const std::string& status_path, std::string_view field);
+
 // The command line perf-prof was started with, words shell-quoted where needed, argv[0] shown
 // as "perf-prof": what a picture's subtitle says was profiled. Set once by main().
 void set_command_line(int argc, char** argv);

@@ -57,17 +57,6 @@ uint64_t address_of(const std::vector<sym::MapsLine>& maps, const FileId& f, uin
     return 0;
 }
 
-std::string status_field(const std::string& status_path, const char* field) {
-    const std::string text = core::read_file_or_empty(status_path);
-    size_t at = text.find(std::string("\n") + field);
-    if (at == std::string::npos) return {};
-    at += 1 + std::strlen(field);
-    size_t end = text.find('\n', at);
-    std::string v = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
-    v.erase(0, v.find_first_not_of(" \t"));
-    return v;
-}
-
 bool sigmask_has(const std::string& hex, int sig) {
     if (hex.empty()) return false;
     const uint64_t mask = std::strtoull(hex.c_str(), nullptr, 16);
@@ -86,9 +75,9 @@ Plan make_plan(int pid, const std::string& so_path, const char* fn, int timeout_
     if (!perf::alive_state(st)) throw Error("cannot inject into " + p.who + ": no such process");
     const std::vector<sym::MapsLine> maps = read_maps(pid);
     if (maps.empty()) throw Error("cannot inject into " + p.who + ": its memory map cannot be read");
-    if (status_field(proc + "/status", "Seccomp:") == "1")
+    if (core::status_field(proc + "/status", "Seccomp:") == "1")
         throw Error("cannot inject into " + p.who + ": it runs in seccomp's strict mode (no open or mmap)");
-    if (sigmask_has(status_field(proc + "/status", "SigIgn:"), SIGSEGV))
+    if (sigmask_has(core::status_field(proc + "/status", "SigIgn:"), SIGSEGV))
         throw Error("cannot inject into " + p.who + ": it ignores SIGSEGV, which ends an injected call");
 
     // The file, as the process sees it (its mount namespace, through /proc/PID/root).

@@ -32,8 +32,6 @@ struct FileId {
 // Where file offset `off` of `f` is mapped in the process; 0 when nowhere.
 uint64_t address_of(const std::vector<sym::MapsLine>& maps, const FileId& f, uint64_t off);
 
-// The state field of a /proc/PID/status line ("Seccomp:", "SigIgn:"): its text, or empty.
-std::string status_field(const std::string& status_path, const char* field);
 // Whether signal `sig` is in a hexadecimal mask of /proc/PID/status ("SigBlk:").
 bool sigmask_has(const std::string& hex, int sig);
 

@@ -64,7 +64,7 @@ using inject::make_plan;
 using inject::Plan;
 using inject::read_maps;
 using inject::sigmask_has;
-using inject::status_field;
+using core::status_field;
 
 namespace {
 

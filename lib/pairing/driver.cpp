@@ -139,7 +139,8 @@ EventPlan Driver::plan(Preset preset) {
     for (size_t i = extra_from_; i < p.events.size(); i++) extra_.push_back(p.events[i]);
     impl_ = make_impl();
     if (opt.timeline_given) {
-        auto out = std::make_unique<TimelineOut>(std::move(impl_), env_, opt.timeline, by_thread_ && !keyed_);
+        auto out = std::make_unique<TimelineOut>(std::move(impl_), env_, opt.timeline,
+                                                  preset_.thread_keys || (by_thread_ && !keyed_));
         env_.timeline_out = out.get();
         impl_ = std::move(out);
     }

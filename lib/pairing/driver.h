@@ -67,6 +67,9 @@ struct Preset {
     std::string key_name;
     int key_width = 0;
     bool comm_column = false;
+    // The keys are thread ids (pid, next_pid, common_pid): --timeline puts each pair on its
+    // thread's track rather than a "key N" one.
+    bool thread_keys = false;
     // Extra events planned after the lists (sys, name), and what their samples do.
     std::vector<std::pair<std::string, std::string>> extra;
     std::function<void(const Sample&, const EventSpec&)> on_extra;

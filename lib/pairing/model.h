@@ -111,6 +111,9 @@ public:
     virtual void remaining(const Sample& ev1, uint64_t key, Remain why, uint64_t last) {
         (void)ev1, (void)key, (void)why, (void)last;
     }
+    // --timeline: the name of pair `p`'s slice into `name` (cleared first); false when this
+    // implementation does not count the pair (no slice). By default "EVENT1 -> EVENT2".
+    virtual bool slice_name(const Pair& p, const Sample& ev1, const Sample& ev2, std::string& name) const;
     // The periodic (-i) and final report; counters reset after printing.
     virtual void report() = 0;
     // After the final report: close files, print hints.

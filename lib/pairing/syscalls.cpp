@@ -59,6 +59,17 @@ public:
         }
     }
 
+    // --timeline: a slice per call, named by the syscall ("read", or "syscall 1234").
+    bool slice_name(const Pair& p, const Sample& ev1, const Sample& ev2, std::string& name) const override {
+        (void)p;
+        const int64_t pid = load(ev1, enter_pid_), id = load(ev1, enter_id_);
+        if (load(ev2, exit_pid_) != pid || load(ev2, exit_id_) != id) return false;
+        const char* known = filter::syscall_name(id);
+        name = known ? known : "syscall ";
+        if (!known) name += std::to_string(id);
+        return true;
+    }
+
     // A task freed inside a syscall (SPEC §4.6.10): the call ends at the free time.
     void remaining(const Sample& ev1, uint64_t key, Remain why, uint64_t last) override {
         (void)key;

@@ -42,12 +42,18 @@ void TimelineOut::event_arg(const char* name, const TraceEvent* te, const Sample
     writer_.end_object();
 }
 
+bool Impl::slice_name(const Pair& p, const Sample& ev1, const Sample& ev2, std::string& name) const {
+    (void)ev1, (void)ev2;
+    name = p.ev1 ? p.ev1->display() : "?";
+    name += " -> ";
+    name += p.ev2 ? p.ev2->display() : "?";
+    return true;
+}
+
 void TimelineOut::two(const Pair& p, const Sample& ev1, const Sample& ev2, uint64_t key) {
     inner_->two(p, ev1, ev2, key);
+    if (!inner_->slice_name(p, ev1, ev2, name_)) return;
     const auto [pid, tid] = track(key);
-    name_ = p.ev1 ? p.ev1->display() : "?";
-    name_ += " -> ";
-    name_ += p.ev2 ? p.ev2->display() : "?";
     writer_.complete(name_, pid, tid, ev1.time, ev2.time - ev1.time);
     writer_.arg_u("key", key);
     event_arg("event1", p.ev1, ev1);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/fd.h"
+#include "core/text.h"
 
 namespace perfprof::perf {
 
@@ -35,17 +36,13 @@ char task_state(int tid) {
 }
 
 int tgid_of(int tid) {
-    std::FILE* f = std::fopen(("/proc/" + std::to_string(tid) + "/status").c_str(), "re");
-    if (!f) return -1;
-    char line[256];
-    int tgid = -1;
-    while (std::fgets(line, sizeof line, f))
-        if (std::strncmp(line, "Tgid:", 5) == 0) {
-            tgid = std::atoi(line + 5);
-            break;
-        }
-    std::fclose(f);
-    return tgid;
+    const std::string v = core::status_field("/proc/" + std::to_string(tid) + "/status", "Tgid:");
+    int tgid = 0;
+    for (char c : v) {
+        if (c < '0' || c > '9' || tgid > 100000000) return -1;
+        tgid = tgid * 10 + (c - '0');
+    }
+    return v.empty() ? -1 : tgid;
 }
 
 bool task_alive(int tid) {

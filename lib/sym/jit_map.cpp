@@ -32,22 +32,17 @@ bool hex_field(std::string_view line, size_t& pos, uint64_t& v) {
 // (the pid the process sees itself as, which names its map) of /proc/PID/status.
 void read_status(int pid, std::vector<uid_t>& uids, std::string& nspid) {
     const std::string text = core::read_file_or_empty("/proc/" + std::to_string(pid) + "/status");
-    const std::string_view all(text);
-    for (size_t p = 0; p < all.size();) {
-        const std::string_view line = core::next_line(all, p);
-        size_t f = 0;
-        const std::string_view key = core::next_field(line, f);
-        if (key == "Uid:") {
-            for (std::string_view v; !(v = core::next_field(line, f)).empty();) {
-                uint64_t n = 0;
-                bool ok = v.size() <= 10;
-                for (char c : v) ok = ok && c >= '0' && c <= '9', n = n * 10 + uint64_t(c - '0');
-                if (ok) uids.push_back(uid_t(n));
-            }
-        } else if (key == "NSpid:") {
-            for (std::string_view v; !(v = core::next_field(line, f)).empty();) nspid = v;
-        }
+    const std::string_view uid_line = core::status_value(text, "Uid:");
+    size_t f = 0;
+    for (std::string_view v; !(v = core::next_field(uid_line, f)).empty();) {
+        uint64_t n = 0;
+        bool ok = v.size() <= 10;
+        for (char c : v) ok = ok && c >= '0' && c <= '9', n = n * 10 + uint64_t(c - '0');
+        if (ok) uids.push_back(uid_t(n));
     }
+    const std::string_view nspid_line = core::status_value(text, "NSpid:");
+    f = 0;
+    for (std::string_view v; !(v = core::next_field(nspid_line, f)).empty();) nspid = v;
 }
 
 std::string link_of(const std::string& path) {

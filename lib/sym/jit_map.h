@@ -41,6 +41,8 @@ public:
     // The name of the function holding addr (nullptr if none), its start and size.
     const std::string* find(uint64_t addr, uint64_t* start, uint64_t* size) const;
     size_t pieces() const { return pieces_.size(); }
+    size_t functions() const { return names_.size(); }  // distinct names
+    size_t name_bytes() const { return name_bytes_; }
     bool full() const { return full_; }
     void clear();
 

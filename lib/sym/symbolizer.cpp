@@ -109,6 +109,12 @@ void Symbolizer::remove_observer(ProcessObserver* o) {
 void Symbolizer::dump(FILE* out) const {
     objects_.print_stats(out);
     processes_.dump(out);
+    std::fprintf(out, "  JIT maps: %zu\n", jit_.size());
+    for (const auto& [pid, m] : jit_) {
+        const JitSymbols& s = m->symbols();
+        std::fprintf(out, "    pid %u: %s, %zu functions in %zu ranges, %zu bytes of names%s\n", pid,
+                     m->path().c_str(), s.functions(), s.pieces(), s.name_bytes(), s.full() ? " (full)" : "");
+    }
 }
 
 void Symbolizer::note_unknown(uint32_t pid, const Frame& f) {

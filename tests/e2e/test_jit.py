@@ -105,6 +105,23 @@ def test_c_jit_map_in_profile_flame_graph(pp, workload, tmp_path):
     assert again and all(is_green(f.fill) for f in again)
 
 
+def test_sigusr2_lists_the_jit_map(pp, workload):
+    """SIGUSR2's state dump lists the JIT maps read: the process's map, its functions so far."""
+    require_root()
+    b = pp.start(["profile", "-F", "997", "-g", "-i", "300", "--", workload("jitmap"), "600", "1500"])
+    try:
+        b.wait_line(r"jit_spin_loop", timeout=15)  # a table named it: the map was read
+        b.send(signal.SIGUSR2)
+        b.wait_line(r"^  JIT maps: 1$", timeout=10)
+        b.wait_line(r"^    pid \d+: /tmp/perf-\d+\.map, [12] functions in [12] ranges, \d+ bytes of names$",
+                    timeout=10)
+    finally:
+        b.send(signal.SIGINT)
+    rc, out, err = b.finish(timeout=20)
+    assert_not_crashed(rc)
+    assert rc == 0 and err == "", err
+
+
 def test_c_jit_map_in_trace_stacks(pp, workload):
     """trace -g prints each getppid's user stack as it comes: the JIT function by its name and
     map file, at the offset just past its syscall instruction (0xb), every time; the map grows

@@ -1,13 +1,15 @@
 """--timeline FILE (Chrome trace-event JSON, as Perfetto UI and chrome://tracing read it): the
-file of task-state, multi-trace, trace and profile checked against a small schema (required
-fields, numbers, durations, metadata naming every track), task-state's slices summed per thread
-and state against its own --perins table (within a microsecond), SIGINT mid-run leaving a
+file of task-state, multi-trace (and its presets rundelay and syscalls), trace and profile
+checked against a small schema (required fields, numbers, durations, metadata naming every
+track), task-state's slices summed per thread and state against its own --perins table (within
+a microsecond), rundelay's and syscalls' slices against their tables, SIGINT mid-run leaving a
 complete file, and a path that cannot be written giving one stderr line.
 """
 
 import json
 import os
 import signal
+import subprocess
 import time
 
 import pytest
@@ -173,6 +175,78 @@ def test_multi_trace_expression_keys_get_named_tracks(pp, needs_root, workload, 
     for e in pairs:
         assert names[(e["pid"], e["tid"])] == "key %d" % key, e
         assert processes[e["pid"]] == "multi-trace common_pid", processes
+
+
+def test_syscalls_slices_named_by_call(pp, needs_root, workload, tmp_path):
+    """syscalls: a slice per call on the thread's track, named by the syscall; as many getpid()
+    and failing close() slices as the workload made and the table counts."""
+    path = str(tmp_path / "sys.json")
+    n, m = 300, 40
+    rc, out, err = pp.run(["syscalls", "-e", "raw_syscalls:sys_enter", "-e", "raw_syscalls:sys_exit",
+                           "--timeline", path, "--", workload("syscalls"), "mixed", str(n), str(m)], timeout=30)
+    assert_not_crashed(rc)
+    assert rc == 0 and err == "", err
+    events = load(path)
+    slices = [e for e in events if e["ph"] == "X"]
+    getpid = [e for e in slices if e["name"] == "getpid"]
+    assert len(getpid) == n, [e["name"] for e in slices]
+    failed = [e for e in slices if e["name"] == "close" and e["args"]["event2"]["ret"] == -9]
+    assert len(failed) == m
+    tid = getpid[0]["tid"]
+    assert thread_names(events)[tid] == "syscalls"
+    for e in getpid + failed:
+        assert e["tid"] == tid and e["args"]["key"] == tid, e
+        assert e["args"]["event1"]["event"] == "raw_syscalls:sys_enter", e
+        assert e["args"]["event1"]["id"] == e["args"]["event2"]["id"] == (39 if e["name"] == "getpid" else 3), e
+    # Each slice is a call the table counts: per name, the same number.
+    table = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 2 and "(" in f[0] and f[0].endswith(")") and f[1].isdigit():
+            table[f[0].split("(")[0]] = int(f[1])
+    counted = {}
+    for e in slices:
+        counted[e["name"]] = counted.get(e["name"], 0) + 1
+    assert table["getpid"] == n and table["close"] == counted["close"], (table, counted)
+    assert all(counted.get(k, 0) == v for k, v in table.items() if k != "exit_group"), (table, counted)
+
+
+def test_rundelay_waits_on_each_tasks_track(pp, needs_root, workload, tmp_path):
+    """rundelay: two hogs on one CPU wait for each other; each wait is a slice on the waiting
+    task's track, as many per task as its table rows count and summing to their total."""
+    path = str(tmp_path / "rd.json")
+    rd = Bg([pp.path, "rundelay", "-e", "sched:sched_wakeup*,sched:sched_switch", "-e", "sched:sched_switch",
+             "--filter", "spin", "--perins", "-v", "--timeline", path])
+    try:
+        rd.wait_line(r"enabled after", timeout=15)
+        spins = [subprocess.Popen(["taskset", "-c", "1", workload("spin"), "500"]) for _ in range(2)]
+        for p in spins:
+            p.wait()
+        time.sleep(0.3)
+    finally:
+        rd.send(signal.SIGINT)
+    rc, out, err = rd.finish(timeout=15)
+    assert_not_crashed(rc)
+    assert rc == 0 and err == "", err
+    pids = {p.pid for p in spins}
+    events = load(path)
+    slices = [e for e in events if e["ph"] == "X" and e["tid"] in pids]
+    names = thread_names(events)
+    table = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 6 and f[0].isdigit() and f[1] == "spin" and f[3] == "=>":
+            c, t = table.get(int(f[0]), (0, 0.0))
+            table[int(f[0])] = (c + int(f[5]), t + float(f[6]))
+    assert set(table) == pids, out
+    for pid in pids:
+        mine = [e for e in slices if e["tid"] == pid]
+        assert names[pid] == "spin" and all(e["args"]["key"] == pid for e in mine)
+        calls, total = table[pid]
+        assert calls >= 20 and len(mine) == calls, (pid, len(mine), table[pid])
+        assert abs(sum(e["dur"] for e in mine) - total) <= 0.001 * calls + 0.01, (pid, table[pid])
+        assert {e["name"] for e in mine} <= {"sched_wakeup -> sched_switch", "sched_wakeup_new -> sched_switch",
+                                             "sched_switch -> sched_switch"}, {e["name"] for e in mine}
 
 
 def test_trace_instants_with_fields_and_awkward_names(pp, needs_root, workload, tmp_path):

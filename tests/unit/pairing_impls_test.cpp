@@ -12,6 +12,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "fake_context.h"
@@ -321,6 +323,13 @@ protected:
     // One call of `id` by `tid` from t to t + us microseconds returning `ret`.
     void call(Impl& impl, int32_t tid, int64_t id, uint64_t t, uint64_t us, int64_t ret, int64_t exit_id = -1,
               int32_t exit_tid = -1) {
+        const auto [a, b] = samples(tid, id, t, us, ret, exit_id, exit_tid);
+        impl.two(env.pairs[0], a, b, uint64_t(tid));
+    }
+
+    // Its sys_enter and sys_exit samples.
+    std::pair<Sample, Sample> samples(int32_t tid, int64_t id, uint64_t t, uint64_t us, int64_t ret,
+                                      int64_t exit_id = -1, int32_t exit_tid = -1) {
         enters.push_back(EnterRecord{1, 0, 0, tid, id, {}});
         exits.push_back(ExitRecord{2, 0, 0, exit_tid < 0 ? tid : exit_tid, exit_id < 0 ? id : exit_id, ret});
         Sample a, b;
@@ -334,7 +343,7 @@ protected:
         b.raw_size = sizeof(ExitRecord);
         b.time = t + us * 1000;
         b.from = marker.get();
-        impl.two(env.pairs[0], a, b, uint64_t(tid));
+        return {a, b};
     }
 
     FakeContext ctx;
@@ -446,6 +455,35 @@ TEST_F(SyscallsTest, PerThreadWithThreshold) {
         l[5],
         "8      <...>            getpid(39)                  1            2.000        2.000        2.000  "
         "      2.000      0      0 (  0%)");
+}
+
+TEST_F(SyscallsTest, TimelineSlicesNamedByTheCall) {
+    auto impl = make_syscalls(env);
+    std::string name = "left over";
+    auto [a, b] = samples(7, 39, 1000, 2, 7);
+    EXPECT_TRUE(impl->slice_name(env.pairs[0], a, b, name));
+    EXPECT_EQ(name, "getpid");
+    std::tie(a, b) = samples(7, 99999, 1000, 2, 0);
+    EXPECT_TRUE(impl->slice_name(env.pairs[0], a, b, name));
+    EXPECT_EQ(name, "syscall 99999");
+    // Not a call the table counts (another id, another thread): no slice.
+    std::tie(a, b) = samples(7, 3, 1000, 2, 0, 39);
+    EXPECT_FALSE(impl->slice_name(env.pairs[0], a, b, name));
+    std::tie(a, b) = samples(7, 3, 1000, 2, 0, -1, 9);
+    EXPECT_FALSE(impl->slice_name(env.pairs[0], a, b, name));
+}
+
+TEST(PairImplTimeline, DefaultSliceNameIsBothEvents) {
+    FakeContext ctx;
+    Env env(ctx);
+    TraceEvent& a = add_event(env, "sched", "sched_wakeup", 0);
+    TraceEvent& b = add_event(env, "sched", "sched_switch", 1);
+    add_pair(env, a, b);
+    auto impl = make_pair(env);
+    std::string name;
+    Sample s1, s2;
+    EXPECT_TRUE(impl->slice_name(env.pairs[0], s1, s2, name));
+    EXPECT_EQ(name, "sched_wakeup -> sched_switch");
 }
 
 TEST_F(SyscallsTest, OnlyThanWaitsForASlowCall) {

@@ -1,5 +1,6 @@
-// lib/core/text: nearest() for "did you mean".
+// lib/core/text: nearest() for "did you mean"; status_value / status_field of /proc/PID/status.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <string>
 #include <vector>
@@ -7,6 +8,8 @@
 #include "core/text.h"
 
 using perfprof::core::nearest;
+using perfprof::core::status_field;
+using perfprof::core::status_value;
 
 TEST(Nearest, OneOrTwoEditsAway) {
     const std::vector<std::string> names{"signal", "profile", "trace", "task-state", "list"};
@@ -33,4 +36,23 @@ TEST(Nearest, TheNearestWins) {
         "sched:sched_switch");
     EXPECT_EQ(nearest("abcd", {"abxy", "abcx"}), "abcx");
     EXPECT_EQ(nearest("abcd", {"abcx", "abcy"}), "abcx");  // the first of equally near ones
+}
+
+TEST(StatusValue, WholeLinesOnly) {
+    const std::string text =
+        "Name:\tTgid: fake\nUmask:\t0022\nTgid:\t4242\nNgid:\t0\nPid:\t4243\n"
+        "Uid:\t0\t1000\t0\t1000\nNSpid:\t4243\t7\nSeccomp:\t2\nSeccomp_filters:\t1\n";
+    EXPECT_EQ(status_value(text, "Tgid:"), "4242");  // not the "Tgid:" inside the name
+    EXPECT_EQ(status_value(text, "Name:"), "Tgid: fake");
+    EXPECT_EQ(status_value(text, "Uid:"), "0\t1000\t0\t1000");
+    EXPECT_EQ(status_value(text, "NSpid:"), "4243\t7");
+    EXPECT_EQ(status_value(text, "Seccomp:"), "2");
+    EXPECT_EQ(status_value(text, "TracerPid:"), "");
+    EXPECT_EQ(status_value("", "Pid:"), "");
+    EXPECT_EQ(status_value("Pid:", "Pid:"), "");  // no value, no newline
+}
+
+TEST(StatusField, ReadsThisProcess) {
+    EXPECT_EQ(status_field("/proc/self/status", "Tgid:"), std::to_string(::getpid()));
+    EXPECT_EQ(status_field("/proc/self/no-such-file", "Tgid:"), "");
 }
