@@ -167,7 +167,7 @@ def test_diff_of_two_profiles(pp, workload, tmp_path):
     assert red(got[0][1])
     # Normalized, hot_a keeps its share of the run within a few percent: a pale shade.
     tn = titles(ok(pp, ["flamegraph", "--diff", "--normalize", "--minwidth", "0", *paths]))
-    m = re.search(r"normalized from [\d,]+: ([+-][\d.]+)%\)$", [x for x in tn["hot_a"] if x[0].startswith(want)][0][0])
+    m = re.search(r"normalized from [\d,]+: ([+-]?[\d.]+)%\)$", [x for x in tn["hot_a"] if x[0].startswith(want)][0][0])
     assert m and abs(float(m.group(1))) < 10, tn["hot_a"]
 
 
