@@ -113,10 +113,14 @@ def test_task_state_slices_sum_to_its_table(pp, needs_root, workload, tmp_path):
     assert r and all(e["args"]["begin"]["next_pid"] == sleeper[0] for e in r), r[:2]
 
 
-def test_task_state_system_wide_sigint_leaves_a_complete_file(pp, needs_root, tmp_path):
+def test_task_state_system_wide_sigint_leaves_a_complete_file(pp, needs_root, workload, tmp_path):
     path = str(tmp_path / "all.json")
     prof = pp.start(["task-state", "--timeline", path])
+    # A known load beside whatever the machine does (an idle VM made 94 slices in 2 s): 200
+    # sleeps of 2 ms, an S and an R slice each.
+    busy = subprocess.Popen([workload("sleeper"), "200", "2", "100"])
     time.sleep(2.0)
+    busy.wait(timeout=10)
     size = os.path.getsize(path)
     prof.p.send_signal(signal.SIGINT)
     rc, out, err = prof.finish(timeout=20)
