@@ -36,6 +36,21 @@ FrameKind kind_of_name(std::string_view s) {
 
 }  // namespace
 
+std::string_view kind_annotation(FrameKind kind) {
+    switch (kind) {
+        case FrameKind::Kernel:
+            return "_[k]";
+        case FrameKind::Jit:
+            return "_[j]";
+        case FrameKind::Inlined:
+            return "_[i]";
+        case FrameKind::Library:
+            return "_[l]";
+        default:
+            return {};
+    }
+}
+
 // Hints are given before the stacks that use them are added.
 void FoldedStacks::set_kind(std::string_view name, FrameKind kind) {
     hints_.insert_or_assign(std::string(name), kind);

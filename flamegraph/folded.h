@@ -81,6 +81,11 @@ private:
     bool differential_ = false;
 };
 
+// The annotation a folded frame of `kind` carries, as stackcollapse-perf.pl writes them and
+// FoldedStacks::add reads them back: "_[k]", "_[j]", "_[i]" and "_[l]" (ours, a shared
+// object's code); "" for user code and the kinds a name shows by itself ([unknown], ...).
+std::string_view kind_annotation(FrameKind kind);
+
 // The result of reading a folded file: what was drawn and what was not.
 struct ParseReport {
     size_t lines = 0;      // stack lines read

@@ -14,20 +14,6 @@
 
 namespace perfprof::flamegraph {
 
-namespace {
-
-// Length of the valid UTF-8 sequence at s[i], or 0.
-size_t utf8_length(std::string_view s, size_t i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    size_t n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-    if (n == 0 || i + n > s.size()) return 0;
-    for (size_t k = 1; k < n; k++)
-        if ((static_cast<unsigned char>(s[i + k]) & 0xc0) != 0x80) return 0;
-    return n;
-}
-
-}  // namespace
-
 void append_escaped(std::string& out, std::string_view s) {
     for (size_t i = 0; i < s.size(); i++) {
         const char c = s[i];
@@ -49,7 +35,7 @@ void append_escaped(std::string& out, std::string_view s) {
                 break;
             default:
                 if (static_cast<unsigned char>(c) >= 0x80) {
-                    const size_t n = utf8_length(s, i);
+                    const size_t n = core::utf8_length(s.substr(i));
                     if (n == 0) {
                         out += '?';
                     } else {

@@ -239,12 +239,8 @@ private:
     }
 
     void event_arg(std::string_view key, const Sample& s) {
-        timeline_->begin_object(key);
         line_.assign(s.event->sys).append(":").append(s.event->name);
-        timeline_->arg("event", line_);
-        if (s.cpu != UINT32_MAX) timeline_->arg_u("cpu", s.cpu);
-        output::append_field_args(*timeline_, s);
-        timeline_->end_object();
+        output::append_event_arg(*timeline_, key, line_, s);
     }
 
     void print_line(const Sample& s) {

@@ -88,6 +88,35 @@ std::string status_field(const std::string& status_path, std::string_view field)
     return std::string(status_value(text, field));
 }
 
+size_t utf8_length(std::string_view s) {
+    if (s.empty()) return 0;
+    const auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
+    const auto cont = [&](size_t i) { return i < s.size() && (b(i) & 0xC0) == 0x80; };
+    const unsigned char c = b(0);
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        if (!cont(1) || !cont(2)) return 0;
+        if (c == 0xE0 && b(1) < 0xA0) return 0;   // overlong
+        if (c == 0xED && b(1) >= 0xA0) return 0;  // UTF-16 surrogates
+        return 3;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        if (!cont(1) || !cont(2) || !cont(3)) return 0;
+        if (c == 0xF0 && b(1) < 0x90) return 0;   // overlong
+        if (c == 0xF4 && b(1) >= 0x90) return 0;  // past U+10FFFF
+        return 4;
+    }
+    return 0;
+}
+
+bool is_shared_object(std::string_view path) {
+    const size_t slash = path.rfind('/');
+    const std::string_view base = slash == std::string_view::npos ? path : path.substr(slash + 1);
+    const size_t so = base.find(".so");
+    return so != std::string_view::npos && (so + 3 == base.size() || base[so + 3] == '.');
+}
+
 namespace {
 // Set once by main before anything else runs, read-only afterwards (the SVG subtitles): the
 // process's argv as text, not state (ARCHITECTURE.md, "Process-wide state").

@@ -35,6 +35,14 @@ std::string_view status_value(std::string_view status_text, std::string_view fie
 // status_value of the file at `status_path` ("/proc/PID/status"); "" when it cannot be read.
 std::string status_field(const std::string& status_path, std::string_view field);
 
+// The length of the valid UTF-8 sequence at the start of `s` (RFC 3629: no overlong forms, no
+// surrogates, nothing past U+10FFFF), 0 when there is none (or `s` is empty).
+size_t utf8_length(std::string_view s);
+
+// Whether `path` names a shared object by its file name: "libc.so.6", "ld-linux-x86-64.so.2",
+// "libfoo.so" (".so" ending the name or followed by a '.'); not "server.sock".
+bool is_shared_object(std::string_view path);
+
 // The command line perf-prof was started with, words shell-quoted where needed, argv[0] shown
 // as "perf-prof": what a picture's subtitle says was profiled. Set once by main().
 void set_command_line(int argc, char** argv);

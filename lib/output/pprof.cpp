@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/text.h"
 #include "output/proto_writer.h"
 #include "perf-prof/error.h"
 
@@ -120,8 +121,7 @@ void PprofBuilder::sample(std::span<const uint64_t> location_ids, std::span<cons
 
 bool PprofBuilder::program_file(size_t i) const {
     const std::string& f = strings_[mappings_[i].file];
-    const std::string_view base = std::string_view(f).substr(f.rfind('/') + 1);
-    return !f.empty() && f[0] != '[' && base.find(".so") == std::string_view::npos;
+    return !f.empty() && f[0] != '[' && !core::is_shared_object(f);
 }
 
 // pprof calls the first mapping the main binary (its "File:" line). Ours is the program file

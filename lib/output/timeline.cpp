@@ -21,29 +21,6 @@ namespace {
 constexpr size_t kFlushAt = 64 * 1024;
 constexpr char kHex[] = "0123456789abcdef";
 
-// The length of the valid UTF-8 sequence at the start of `s` (RFC 3629: no overlong forms, no
-// surrogates, nothing past U+10FFFF), 0 when there is none.
-size_t utf8_length(std::string_view s) {
-    const auto b = [&](size_t i) { return static_cast<unsigned char>(s[i]); };
-    const auto cont = [&](size_t i) { return i < s.size() && (b(i) & 0xC0) == 0x80; };
-    const unsigned char c = b(0);
-    if (c < 0x80) return 1;
-    if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
-    if (c >= 0xE0 && c <= 0xEF) {
-        if (!cont(1) || !cont(2)) return 0;
-        if (c == 0xE0 && b(1) < 0xA0) return 0;   // overlong
-        if (c == 0xED && b(1) >= 0xA0) return 0;  // UTF-16 surrogates
-        return 3;
-    }
-    if (c >= 0xF0 && c <= 0xF4) {
-        if (!cont(1) || !cont(2) || !cont(3)) return 0;
-        if (c == 0xF0 && b(1) < 0x90) return 0;   // overlong
-        if (c == 0xF4 && b(1) >= 0x90) return 0;  // past U+10FFFF
-        return 4;
-    }
-    return 0;
-}
-
 }  // namespace
 
 void append_json_string(std::string& out, std::string_view s) {
@@ -84,7 +61,7 @@ void append_json_string(std::string& out, std::string_view s) {
                     out += "\\u00";
                     out += kHex[c >> 4];
                     out += kHex[c & 15];
-                } else if (const size_t n = utf8_length(s.substr(i))) {
+                } else if (const size_t n = core::utf8_length(s.substr(i))) {
                     out.append(s.data() + i, n);
                     i += n;
                     continue;
@@ -354,6 +331,19 @@ void append_field_args(TimelineWriter& w, const Sample& s) {
             w.arg(f.name, text);
         }
     }
+}
+
+void append_event_arg(TimelineWriter& w, std::string_view key, std::string_view event, const Sample& s,
+                      bool ids, bool fields) {
+    w.begin_object(key);
+    if (!event.empty()) w.arg("event", event);
+    if (ids) {
+        w.arg_u("pid", s.pid);
+        w.arg_u("tid", s.tid);
+    }
+    if (s.cpu != UINT32_MAX) w.arg_u("cpu", s.cpu);
+    if (fields) append_field_args(w, s);
+    w.end_object();
 }
 
 std::unique_ptr<TimelineWriter> timeline_from_options(const Options& opt) {

@@ -129,6 +129,10 @@ private:
 // The fields of a tracepoint or probe sample as args of the open event: integers as numbers,
 // char[] and __data_loc strings as strings, other arrays as strings of hex bytes.
 void append_field_args(TimelineWriter& w, const Sample& s);
+// One event of a slice as an object arg `key`: "event" (its name, left out when empty), with
+// `ids` its "pid" and "tid", its "cpu", and with `fields` its record's fields.
+void append_event_arg(TimelineWriter& w, std::string_view key, std::string_view event, const Sample& s,
+                      bool ids = false, bool fields = true);
 
 // The --timeline writer the options ask for, or null.
 std::unique_ptr<TimelineWriter> timeline_from_options(const Options& opt);

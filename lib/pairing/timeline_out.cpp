@@ -32,16 +32,6 @@ std::pair<uint32_t, uint32_t> TimelineOut::track(uint64_t key) {
     return {kKeyProcess, tid};
 }
 
-void TimelineOut::event_arg(const char* name, const TraceEvent* te, const Sample& s) {
-    writer_.begin_object(name);
-    if (te) writer_.arg("event", te->full());
-    writer_.arg_u("pid", s.pid);
-    writer_.arg_u("tid", s.tid);
-    if (s.cpu != UINT32_MAX) writer_.arg_u("cpu", s.cpu);
-    if (!s.from) output::append_field_args(writer_, s);
-    writer_.end_object();
-}
-
 bool Impl::slice_name(const Pair& p, const Sample& ev1, const Sample& ev2, std::string& name) const {
     (void)ev1, (void)ev2;
     name = p.ev1 ? p.ev1->display() : "?";
@@ -56,8 +46,9 @@ void TimelineOut::two(const Pair& p, const Sample& ev1, const Sample& ev2, uint6
     const auto [pid, tid] = track(key);
     writer_.complete(name_, pid, tid, ev1.time, ev2.time - ev1.time);
     writer_.arg_u("key", key);
-    event_arg("event1", p.ev1, ev1);
-    event_arg("event2", p.ev2, ev2);
+    // Both events with their ids; a nested profiler's sample (from) has no fields of its own.
+    output::append_event_arg(writer_, "event1", p.ev1 ? p.ev1->full() : std::string(), ev1, true, !ev1.from);
+    output::append_event_arg(writer_, "event2", p.ev2 ? p.ev2->full() : std::string(), ev2, true, !ev2.from);
     writer_.end();
 }
 

@@ -32,7 +32,6 @@ public:
 private:
     // The track of `key`: its pid and tid.
     std::pair<uint32_t, uint32_t> track(uint64_t key);
-    void event_arg(const char* name, const TraceEvent* te, const Sample& s);
 
     std::unique_ptr<Impl> inner_;
     Env& env_;

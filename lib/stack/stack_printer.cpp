@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/text.h"
 #include "perf-prof/sample.h"
 
 namespace perfprof::stack {
@@ -44,14 +45,6 @@ Ctx context_of(uint64_t marker) {
     }
 }
 
-// A shared object by its file name: "libc.so.6", "ld-linux-x86-64.so.2", "libfoo.so".
-bool is_library(std::string_view path) {
-    const size_t slash = path.rfind('/');
-    const std::string_view base = slash == std::string_view::npos ? path : path.substr(slash + 1);
-    const size_t so = base.find(".so");
-    return so != std::string_view::npos && (so + 3 == base.size() || base[so + 3] == '.');
-}
-
 }  // namespace
 
 void Printer::prepare(uint32_t pid) {
@@ -88,7 +81,7 @@ FrameKind Printer::user_frame(uint32_t pid, uint64_t ip, std::string& out, bool 
             append_off(out, f.offset);
         }
         const FrameKind kind = f.jit                ? FrameKind::Jit
-                               : is_library(*f.dso) ? FrameKind::Library
+                               : core::is_shared_object(*f.dso) ? FrameKind::Library
                                                     : FrameKind::User;
         if (bare) return kind;
         out += " (";
@@ -183,26 +176,10 @@ bool Printer::fold(const uint64_t* ips, uint64_t nr, uint32_t pid, std::string& 
     std::for_each(frames.rbegin(), frames.rend(), [&](const ChainFrame& f) {
         const size_t first = out.size();
         const FrameKind kind = folded_name(f, pid, out);
-        // The kinds a name does not show by itself, as stackcollapse-perf.pl annotates them (and
-        // "_[l]" for a shared object's code), so that a redrawn file keeps its colours.
-        switch (kind) {
-            case FrameKind::Kernel:
-                out += "_[k]";
-                break;
-            case FrameKind::Jit:
-                // A JIT's names may hold the separator (Java's "Lcom/Foo;.run").
-                std::replace(out.begin() + ptrdiff_t(first), out.end(), ';', ':');
-                out += "_[j]";
-                break;
-            case FrameKind::Inlined:
-                out += "_[i]";
-                break;
-            case FrameKind::Library:
-                out += "_[l]";
-                break;
-            default:
-                break;  // user code, and names that say what they are: [unknown], [dso+0x…]
-        }
+        // A JIT's names may hold the separator (Java's "Lcom/Foo;.run").
+        if (kind == FrameKind::Jit) std::replace(out.begin() + ptrdiff_t(first), out.end(), ';', ':');
+        // The kinds a name does not show by itself, so that a redrawn file keeps its colours.
+        out += flamegraph::kind_annotation(kind);
         out += ';';
         if (kinds) *kinds += static_cast<char>(kind);
     });

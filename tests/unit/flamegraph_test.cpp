@@ -95,6 +95,17 @@ TEST(Folded, AnnotationsAndNamesGiveKinds) {
     EXPECT_EQ(s.kind(f[10]), FrameKind::Separator);
 }
 
+TEST(Folded, KindAnnotationsReadBackAsTheirKind) {
+    for (FrameKind k : {FrameKind::Kernel, FrameKind::Jit, FrameKind::Inlined, FrameKind::Library}) {
+        FoldedStacks s;
+        s.add("p;f" + std::string(kind_annotation(k)), 1);
+        EXPECT_EQ(s.kind(s.frames(0)[1]), k) << kind_annotation(k);
+        EXPECT_EQ(s.name(s.frames(0)[1]), "f");
+    }
+    EXPECT_EQ(kind_annotation(FrameKind::User), "");
+    EXPECT_EQ(kind_annotation(FrameKind::Unknown), "");  // "[unknown]" says it by itself
+}
+
 TEST(Folded, AnnotatedAndPlainNamesStayApart) {
     FoldedStacks s;
     parse_folded("p;memcpy 1\np;memcpy_[k] 1\n", s);
@@ -131,6 +142,10 @@ TEST(Svg, EscapesMarkupAndBadBytes) {
               "std::map&lt;int, X&amp;&gt;::f(&quot;a&quot;, &apos;b&apos;)");
     EXPECT_EQ(escaped("caf\xc3\xa9 \xe6\xbc\xa2"), "caf\xc3\xa9 \xe6\xbc\xa2");  // UTF-8 kept
     EXPECT_EQ(escaped("a\x01z\xff\xc3"), "a?z??");                               // control, invalid, cut
+    // Lead bytes past U+10FFFF, surrogates, overlong forms: not UTF-8, one '?' a byte.
+    EXPECT_EQ(escaped("\xf5\x80\x80"), "???");
+    EXPECT_EQ(escaped("\xed\xa0\x80"), "???");
+    EXPECT_EQ(escaped("\xe0\x80\xaf"), "???");
 }
 
 TEST(Svg, NumbersIgnoreTheLocale) {

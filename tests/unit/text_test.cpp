@@ -1,4 +1,5 @@
-// lib/core/text: nearest() for "did you mean"; status_value / status_field of /proc/PID/status.
+// lib/core/text: nearest() for "did you mean"; status_value / status_field of /proc/PID/status;
+// utf8_length; is_shared_object.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,6 +11,8 @@
 using perfprof::core::nearest;
 using perfprof::core::status_field;
 using perfprof::core::status_value;
+using perfprof::core::is_shared_object;
+using perfprof::core::utf8_length;
 
 TEST(Nearest, OneOrTwoEditsAway) {
     const std::vector<std::string> names{"signal", "profile", "trace", "task-state", "list"};
@@ -36,6 +39,30 @@ TEST(Nearest, TheNearestWins) {
         "sched:sched_switch");
     EXPECT_EQ(nearest("abcd", {"abxy", "abcx"}), "abcx");
     EXPECT_EQ(nearest("abcd", {"abcx", "abcy"}), "abcx");  // the first of equally near ones
+}
+
+TEST(Utf8Length, ValidSequencesOnly) {
+    EXPECT_EQ(utf8_length(""), 0u);
+    EXPECT_EQ(utf8_length("a\xff"), 1u);
+    EXPECT_EQ(utf8_length("\xc3\xa9x"), 2u);
+    EXPECT_EQ(utf8_length("\xe6\xbc\xa2"), 3u);
+    EXPECT_EQ(utf8_length("\xf0\x9f\x98\x80"), 4u);
+    EXPECT_EQ(utf8_length("\xc3"), 0u);              // cut short
+    EXPECT_EQ(utf8_length("\xc0\xaf"), 0u);          // overlong
+    EXPECT_EQ(utf8_length("\xe0\x80\xaf"), 0u);      // overlong
+    EXPECT_EQ(utf8_length("\xed\xa0\x80"), 0u);      // a UTF-16 surrogate
+    EXPECT_EQ(utf8_length("\xf4\x90\x80\x80"), 0u);  // past U+10FFFF
+    EXPECT_EQ(utf8_length("\xf5\x80\x80\x80"), 0u);  // no such lead byte
+    EXPECT_EQ(utf8_length("\x80"), 0u);              // a continuation byte alone
+}
+
+TEST(SharedObject, ByFileName) {
+    EXPECT_TRUE(is_shared_object("/usr/lib/x86_64-linux-gnu/libc.so.6"));
+    EXPECT_TRUE(is_shared_object("/lib64/ld-linux-x86-64.so.2"));
+    EXPECT_TRUE(is_shared_object("libfoo.so"));
+    EXPECT_FALSE(is_shared_object("/usr/bin/python3"));
+    EXPECT_FALSE(is_shared_object("/srv/server.sock"));
+    EXPECT_FALSE(is_shared_object("/opt/lib.so.d/app"));  // the directory's name does not count
 }
 
 TEST(StatusValue, WholeLinesOnly) {
