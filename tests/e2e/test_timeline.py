@@ -115,12 +115,19 @@ def test_task_state_slices_sum_to_its_table(pp, needs_root, workload, tmp_path):
 
 def test_task_state_system_wide_sigint_leaves_a_complete_file(pp, needs_root, workload, tmp_path):
     path = str(tmp_path / "all.json")
-    prof = pp.start(["task-state", "--timeline", path])
+    # Enabled before the load starts (under CI's load, opening every CPU's events took longer
+    # than the sleeper's 0.4 s).
+    prof = pp.start_ready(["task-state", "-v", "--timeline", path])
     # A known load beside whatever the machine does (an idle VM made 94 slices in 2 s): 200
-    # sleeps of 2 ms, an S and an R slice each.
+    # sleeps of 2 ms, an S and an R slice each. Two spinners keep both vCPUs busy: this VM
+    # loses the scheduler events raised on an idle vCPU (perf record lost every wake-up and
+    # switch-in of the same sleeper on an idle machine), on a busy one it loses none.
+    spinners = [subprocess.Popen([workload("spin"), "1500"]) for _ in range(2)]
     busy = subprocess.Popen([workload("sleeper"), "200", "2", "100"])
     time.sleep(2.0)
     busy.wait(timeout=10)
+    for p in spinners:
+        p.wait(timeout=10)
     size = os.path.getsize(path)
     prof.p.send_signal(signal.SIGINT)
     rc, out, err = prof.finish(timeout=20)
@@ -129,6 +136,11 @@ def test_task_state_system_wide_sigint_leaves_a_complete_file(pp, needs_root, wo
     events = load(path)
     slices = [e for e in events if e["ph"] == "X"]
     assert len(slices) > 100, len(slices)
+    # The sleeper's own sleeps (a wake-up the VM lost still ends its S slice at the switch-in).
+    sleeper = [t for t, name in thread_names(events).items() if name == "sleeper"]
+    assert len(sleeper) == 1, sleeper
+    s = [e for e in slices if e["name"] == "S" and e["tid"] == sleeper[0]]
+    assert len(s) == 201, len(s)  # the pause and the 200 sleeps
     assert {e["name"] for e in slices} <= {"R", "S", "D", "T", "t", "I", "RD"}
     assert os.path.getsize(path) > size  # streamed: the rest came at exit
     # Tracks of many of this machine's tasks, each named.
