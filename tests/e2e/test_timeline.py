@@ -137,10 +137,12 @@ def test_task_state_system_wide_sigint_leaves_a_complete_file(pp, needs_root, wo
     slices = [e for e in events if e["ph"] == "X"]
     assert len(slices) > 100, len(slices)
     # The sleeper's own sleeps (a wake-up the VM lost still ends its S slice at the switch-in).
+    # Busy vCPUs still lose a few: perf record beside the same load saw 199-201 of the 201
+    # switch-ins in 8 runs; task-state's slices were 200-201 in 12.
     sleeper = [t for t, name in thread_names(events).items() if name == "sleeper"]
     assert len(sleeper) == 1, sleeper
     s = [e for e in slices if e["name"] == "S" and e["tid"] == sleeper[0]]
-    assert len(s) == 201, len(s)  # the pause and the 200 sleeps
+    assert 190 <= len(s) <= 201, len(s)  # the pause and the 200 sleeps, 5% of them lost at most
     assert {e["name"] for e in slices} <= {"R", "S", "D", "T", "t", "I", "RD"}
     assert os.path.getsize(path) > size  # streamed: the rest came at exit
     # Tracks of many of this machine's tasks, each named.
