@@ -5,9 +5,8 @@
 #include <sys/sysmacros.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cerrno>
-#include <cstring>
+#include <csignal>
 
 #include "core/text.h"
 #include "perf-prof/error.h"

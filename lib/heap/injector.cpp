@@ -58,13 +58,13 @@
 
 namespace perfprof::heap {
 
+using core::status_field;
 using inject::address_of;
 using inject::kDefaultTimeoutMs;
 using inject::make_plan;
 using inject::Plan;
 using inject::read_maps;
 using inject::sigmask_has;
-using core::status_field;
 
 namespace {
 

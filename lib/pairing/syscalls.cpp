@@ -43,8 +43,8 @@ public:
           exit_ret_(field(*env.events[1], "ret")) {}
 
     void two(const Pair& p, const Sample& ev1, const Sample& ev2, uint64_t key) override {
-        const int64_t pid = load(ev1, enter_pid_), id = load(ev1, enter_id_);
-        if (load(ev2, exit_pid_) != pid || load(ev2, exit_id_) != id) return;
+        int64_t pid = 0, id = 0;
+        if (!one_call(ev1, ev2, pid, id)) return;
         const uint64_t delta = ev2.time - ev1.time;
         Row& r = rows_[row_key(env_.perins ? pid : 0, id)];
         r.calls++;
@@ -62,8 +62,8 @@ public:
     // --timeline: a slice per call, named by the syscall ("read", or "syscall 1234").
     bool slice_name(const Pair& p, const Sample& ev1, const Sample& ev2, std::string& name) const override {
         (void)p;
-        const int64_t pid = load(ev1, enter_pid_), id = load(ev1, enter_id_);
-        if (load(ev2, exit_pid_) != pid || load(ev2, exit_id_) != id) return false;
+        int64_t pid = 0, id = 0;
+        if (!one_call(ev1, ev2, pid, id)) return false;
         const char* known = filter::syscall_name(id);
         name = known ? known : "syscall ";
         if (!known) name += std::to_string(id);
@@ -115,6 +115,14 @@ public:
     }
 
 private:
+    // Whether sys_enter ev1 and sys_exit ev2 are one call (the same task, the same syscall):
+    // the pairs two() counts and --timeline draws. Its task and syscall into pid and id.
+    bool one_call(const Sample& ev1, const Sample& ev2, int64_t& pid, int64_t& id) const {
+        pid = load(ev1, enter_pid_);
+        id = load(ev1, enter_id_);
+        return load(ev2, exit_pid_) == pid && load(ev2, exit_id_) == id;
+    }
+
     struct Row {
         uint64_t calls = 0, total = 0, min = UINT64_MAX, max = 0, err = 0, than = 0;
     };

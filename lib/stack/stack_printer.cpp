@@ -80,9 +80,9 @@ FrameKind Printer::user_frame(uint32_t pid, uint64_t ip, std::string& out, bool 
             out += '+';
             append_off(out, f.offset);
         }
-        const FrameKind kind = f.jit                ? FrameKind::Jit
+        const FrameKind kind = f.jit                            ? FrameKind::Jit
                                : core::is_shared_object(*f.dso) ? FrameKind::Library
-                                                    : FrameKind::User;
+                                                                : FrameKind::User;
         if (bare) return kind;
         out += " (";
         out += *f.dso;
