@@ -57,6 +57,17 @@ bool parse_hex(std::string_view s, uint64_t& v) {
     return true;
 }
 
+bool parse_dec(std::string_view s, uint64_t& v) {
+    if (s.empty() || s.size() > 20) return false;
+    v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return false;
+        if (__builtin_mul_overflow(v, uint64_t{10}, &v) || __builtin_add_overflow(v, uint64_t(c - '0'), &v))
+            return false;
+    }
+    return true;
+}
+
 std::string_view next_line(std::string_view text, size_t& pos) {
     size_t e = text.find('\n', pos);
     if (e == std::string_view::npos) e = text.size();

@@ -20,6 +20,8 @@ bool write_all(int fd, std::string_view data);
 
 // 1-16 hex digits, any case, nothing else.
 bool parse_hex(std::string_view s, uint64_t& v);
+// 1-20 decimal digits, nothing else, up to 2^64-1: the numbers of /proc and sysfs.
+bool parse_dec(std::string_view s, uint64_t& v);
 
 // The line of `text` starting at `pos` (without its '\n'); `pos` moves past it. Loop while
 // pos < text.size().

@@ -57,17 +57,6 @@ std::string trim(std::string s) {
     return s;
 }
 
-// A plain decimal number (sysfs values), nothing else.
-std::optional<uint64_t> decimal(std::string_view s) {
-    if (s.empty() || s.size() > 19) return std::nullopt;
-    uint64_t v = 0;
-    for (char c : s) {
-        if (c < '0' || c > '9') return std::nullopt;
-        v = v * 10 + static_cast<uint64_t>(c - '0');
-    }
-    return v;
-}
-
 bool exists(const std::string& path, bool dir) {
     struct stat st;
     return ::stat(path.c_str(), &st) == 0 && (dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode));
@@ -210,9 +199,9 @@ std::optional<ProbePmu> probe_pmu(const std::string& pmu, const std::string& dev
     if (!exists(dir + "/type", false)) return std::nullopt;
     ProbePmu p;
     std::string type = trim(tep::read_file(dir + "/type"));
-    std::optional<uint64_t> t = decimal(type);
-    if (!t || *t > UINT32_MAX) throw Error(dir + "/type: bad PMU type '" + type + "'");
-    p.type = static_cast<uint32_t>(*t);
+    uint64_t t = 0;
+    if (!core::parse_dec(type, t) || t > UINT32_MAX) throw Error(dir + "/type: bad PMU type '" + type + "'");
+    p.type = static_cast<uint32_t>(t);
     std::string ret_path = dir + "/format/retprobe";
     if (exists(ret_path, false)) {
         // "config:N" (a one-bit field; a range "config:N-M" would start at N).
@@ -221,9 +210,10 @@ std::optional<ProbePmu> probe_pmu(const std::string& pmu, const std::string& dev
         if (!v.starts_with("config:")) throw Error(ret_path + ": unexpected format '" + text + "'");
         v.remove_prefix(7);
         v = v.substr(0, v.find('-'));
-        std::optional<uint64_t> bit = decimal(v);
-        if (!bit || *bit > 63) throw Error(ret_path + ": unexpected format '" + text + "'");
-        p.retprobe_bit = static_cast<int>(*bit);
+        uint64_t bit = 0;
+        if (!core::parse_dec(v, bit) || bit > 63)
+            throw Error(ret_path + ": unexpected format '" + text + "'");
+        p.retprobe_bit = static_cast<int>(bit);
     }
     return p;
 }

@@ -20,6 +20,7 @@
 #include <unordered_map>
 
 #include "core/fd.h"
+#include "core/text.h"
 #include "http/mhd_lib.h"
 #include "perf-prof/error.h"
 
@@ -64,13 +65,8 @@ std::string form_decode(std::string_view s) {
 }
 
 bool parse_port(std::string_view s, uint16_t& port) {
-    if (s.empty() || s.size() > 5) return false;
-    unsigned v = 0;
-    for (char c : s) {
-        if (c < '0' || c > '9') return false;
-        v = v * 10 + unsigned(c - '0');
-    }
-    if (v > 65535) return false;
+    uint64_t v = 0;
+    if (s.size() > 5 || !core::parse_dec(s, v) || v > 65535) return false;
     port = uint16_t(v);
     return true;
 }

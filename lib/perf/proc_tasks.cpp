@@ -3,6 +3,7 @@
 #include <dirent.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,13 +37,11 @@ char task_state(int tid) {
 }
 
 int tgid_of(int tid) {
-    const std::string v = core::status_field("/proc/" + std::to_string(tid) + "/status", "Tgid:");
-    int tgid = 0;
-    for (char c : v) {
-        if (c < '0' || c > '9' || tgid > 100000000) return -1;
-        tgid = tgid * 10 + (c - '0');
-    }
-    return v.empty() ? -1 : tgid;
+    uint64_t tgid = 0;
+    if (!core::parse_dec(core::status_field("/proc/" + std::to_string(tid) + "/status", "Tgid:"), tgid) ||
+        tgid > INT_MAX)
+        return -1;
+    return static_cast<int>(tgid);
 }
 
 bool task_alive(int tid) {

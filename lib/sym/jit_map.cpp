@@ -36,9 +36,7 @@ void read_status(int pid, std::vector<uid_t>& uids, std::string& nspid) {
     size_t f = 0;
     for (std::string_view v; !(v = core::next_field(uid_line, f)).empty();) {
         uint64_t n = 0;
-        bool ok = v.size() <= 10;
-        for (char c : v) ok = ok && c >= '0' && c <= '9', n = n * 10 + uint64_t(c - '0');
-        if (ok) uids.push_back(uid_t(n));
+        if (core::parse_dec(v, n) && n <= UINT32_MAX) uids.push_back(uid_t(n));
     }
     const std::string_view nspid_line = core::status_value(text, "NSpid:");
     f = 0;

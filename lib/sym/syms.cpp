@@ -80,12 +80,7 @@ bool parse_maps_line(std::string_view line, MapsLine& out) {
     if (colon == std::string_view::npos || !core::parse_hex(dev.substr(0, colon), maj) ||
         !core::parse_hex(dev.substr(colon + 1), min) || maj > UINT32_MAX || min > UINT32_MAX)
         return false;
-    if (inode.empty() || inode.size() > 20) return false;
-    m.inode = 0;
-    for (char c : inode) {
-        if (c < '0' || c > '9') return false;
-        m.inode = m.inode * 10 + static_cast<uint64_t>(c - '0');
-    }
+    if (!core::parse_dec(inode, m.inode)) return false;
     m.dev_major = static_cast<uint32_t>(maj);
     m.dev_minor = static_cast<uint32_t>(min);
     m.perms = perms;

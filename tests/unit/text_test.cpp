@@ -1,5 +1,5 @@
 // lib/core/text: nearest() for "did you mean"; status_value / status_field of /proc/PID/status;
-// utf8_length; is_shared_object.
+// utf8_length; is_shared_object; parse_hex and parse_dec.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -8,10 +8,12 @@
 
 #include "core/text.h"
 
+using perfprof::core::is_shared_object;
 using perfprof::core::nearest;
+using perfprof::core::parse_dec;
+using perfprof::core::parse_hex;
 using perfprof::core::status_field;
 using perfprof::core::status_value;
-using perfprof::core::is_shared_object;
 using perfprof::core::utf8_length;
 
 TEST(Nearest, OneOrTwoEditsAway) {
@@ -82,4 +84,27 @@ TEST(StatusValue, WholeLinesOnly) {
 TEST(StatusField, ReadsThisProcess) {
     EXPECT_EQ(status_field("/proc/self/status", "Tgid:"), std::to_string(::getpid()));
     EXPECT_EQ(status_field("/proc/self/no-such-file", "Tgid:"), "");
+}
+
+TEST(ParseDec, DigitsOnlyUpTo64Bits) {
+    uint64_t v = 7;
+    EXPECT_TRUE(parse_dec("0", v));
+    EXPECT_EQ(v, 0u);
+    EXPECT_TRUE(parse_dec("65535", v));
+    EXPECT_EQ(v, 65535u);
+    EXPECT_TRUE(parse_dec("18446744073709551615", v));  // 2^64-1, 20 digits (an inode can be)
+    EXPECT_EQ(v, UINT64_MAX);
+    for (const char* bad : {"", "18446744073709551616", "99999999999999999999", "000000000000000000001", "-1",
+                            "+1", " 1", "1 ", "1x", "0x10"})
+        EXPECT_FALSE(parse_dec(bad, v)) << '"' << bad << '"';
+}
+
+TEST(ParseHex, HexDigitsOnlyUpTo16) {
+    uint64_t v = 0;
+    EXPECT_TRUE(parse_hex("ffffFFFFffffFFFF", v));
+    EXPECT_EQ(v, UINT64_MAX);
+    EXPECT_TRUE(parse_hex("7f0a", v));
+    EXPECT_EQ(v, 0x7f0au);
+    for (const char* bad : {"", "0x10", "10000000000000000", "g", "-1"})
+        EXPECT_FALSE(parse_hex(bad, v)) << '"' << bad << '"';
 }
