@@ -74,14 +74,30 @@ def test_thread_mode_shows_the_threads_cpus():
     ["--detail"], ["--only-comm", "--detail"],
 ])
 def test_spec_command_lines(args):
-    rc, out, err = sigint_run(["oncpu", "-m", "128", "-i", "300"] + args, 0.8)
+    # A run needs a task's switch-in and its switch-out on one CPU. This VM can lose the
+    # switch-ins raised on an idle vCPU, so on a quiet machine a table can be empty: two
+    # spinners sharing CPU 0 keep it busy and switching between tasks of known pids.
+    ws = [spin(0, 1500) for _ in range(2)]
+    try:
+        rc, out, err = sigint_run(["oncpu", "-m", "128", "-i", "300"] + args, 0.8)
+    finally:
+        for w in ws:
+            w.wait()
     assert rc == 0 and err == "", err
     for line in out.splitlines():
         assert "<...>" not in line
-    if "--prio" not in args:  # sched_switch happens all the time
-        assert "CPU SUM(ms" in out
+    if "--prio" not in args:  # prio 120: the spinners are counted
+        assert "CPU SUM(ms" in out, out
         hdr = [l for l in out.splitlines() if l.startswith("CPU ")][0]
         assert ("COMM(" in hdr) == ("--only-comm" in args) and ("/sws" in hdr) == ("--detail" in args)
+        cells = " ".join(l for l in out.splitlines() if re.match(r"\d{3} ", l))  # --detail's SUM too
+        if "--only-comm" in args:
+            assert re.search(r"(^| )spin\(", cells), out
+        else:
+            for w in ws:
+                assert "spin:%d(" % w.pid in cells, out
+    else:  # RT (1-99) or prio 100: the spinners (120) are not
+        assert "spin" not in out, out
     if args == ["-C", "0"]:
         assert all(r.startswith("000 ") for r in out.splitlines() if ROW.match(r))
 
