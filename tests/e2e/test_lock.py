@@ -217,7 +217,7 @@ def test_attached_with_intervals_and_sigint(pp, workload):
     waits = sum(int(r["waits"]) for r in rows if int(r["pid"]) == pid)
     total = sum(float(r["total"]) for r in rows if int(r["pid"]) == pid)
     assert 10 <= waits <= 400, out
-    assert 5000 <= total / waits <= 6000, out  # each wait ~5 ms
+    assert 5000 <= total / waits <= 8000, out  # each wait ~5 ms (a wake-up late on an idle vCPU)
 
 
 def test_bad_input(pp):

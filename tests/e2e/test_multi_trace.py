@@ -159,7 +159,8 @@ def test_interval_prints_and_clears(pp, needs_root, workload):
     out = sleeper_run(pp, workload, ["-i", "250"], 10, 100, 0)
     t = tables(out)
     calls = [rows[0].calls for _, rows in t]
-    assert sum(calls) == 11 and len(t) >= 3 and max(calls) <= 4, calls
+    # ~1.1 s of 100 ms sleeps: 2-3 a tick on time; a tick the idle vCPU fires late takes more
+    assert sum(calls) == 11 and len(t) >= 2 and max(calls) <= 6, calls
 
 
 def test_heatmap_file_per_pair_and_svg(pp, needs_root, workload, tmp_path):

@@ -39,7 +39,7 @@ def test_minflt_of_the_pinned_cpu(faults):
 @pytest.mark.parametrize("args", [["percpu-stat", "-i", "1000"], ["percpu-stat", "--syscalls", "-i", "2000"]])
 def test_spec_lines(pp, args):
     b = pp.start(args)
-    time.sleep(2.3)
+    time.sleep(3.3)  # -i 2000: the first table at 2 s, the start and a late timer beside it
     b.send(signal.SIGINT)
     rc, out, err = b.finish(timeout=10)
     assert rc == 0 and err == ""

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import perf_prof_path, run, workloads_dir
+from conftest import ENABLED_RE, Bg, perf_prof_path, run, workloads_dir
 
 PP = perf_prof_path()
 N = 40
@@ -37,15 +37,18 @@ def shared(level, a, b):
 
 @pytest.fixture(scope="module")
 def hops():
-    """hopper N started 0.6 s after sched-migrate --detail, selected by --filter pid==PID."""
-    w = subprocess.Popen(["sh", "-c", "sleep 0.6; exec %s %d" % (os.path.join(workloads_dir(), "hopper"), N)])
-    p = subprocess.Popen([PP, "sched-migrate", "--detail", "--filter", "pid==%d" % w.pid],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    """hopper N started once sched-migrate --detail is enabled, selected by --filter pid==PID."""
+    w = subprocess.Popen(["sh", "-c", "read go; exec %s %d" % (os.path.join(workloads_dir(), "hopper"), N)],
+                         stdin=subprocess.PIPE)
+    p = Bg([PP, "sched-migrate", "-v", "--detail", "--filter", "pid==%d" % w.pid])
+    p.wait_line(ENABLED_RE, timeout=15)
+    w.stdin.write(b"go\n")
+    w.stdin.close()
     w.wait()
     time.sleep(0.3)
-    p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=10)
-    return w.pid, p.returncode, out, err
+    p.send(signal.SIGINT)
+    rc, out, err = p.finish(timeout=10)
+    return w.pid, rc, out, err
 
 
 def test_counts_the_workloads_migrations(hops):
@@ -68,7 +71,7 @@ def test_counts_the_workloads_migrations(hops):
 def test_spec_command_line():
     p = subprocess.Popen([PP, "sched-migrate", "--detail", "-i", "300"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    time.sleep(0.8)
+    time.sleep(1.2)  # a tick or more, and the table at exit
     p.send_signal(signal.SIGINT)
     out, err = p.communicate(timeout=10)
     assert p.returncode == 0 and err == ""

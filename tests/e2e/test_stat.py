@@ -39,7 +39,7 @@ def test_threads_per_instance(pp, workload):
 ])
 def test_spec_lines(pp, args):
     b = pp.start(args)
-    time.sleep(2.2)
+    time.sleep(3.2)  # without --period the first read is the base: the first series at 2 s
     b.send(signal.SIGINT)
     rc, out, err = b.finish(timeout=10)
     assert rc == 0 and err == ""
