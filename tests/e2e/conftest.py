@@ -12,6 +12,7 @@ Helpers (module level, and through the fixtures below):
   parse_signal_line(line) / parse_signal_lines(text)   strict signal_generate line parser
 """
 
+import contextlib
 import ctypes
 import datetime
 import os
@@ -164,6 +165,23 @@ def run(argv, timeout=30, input=None, env=None):
         pytest.fail("timeout after %ss: %s\n--- stdout (tail) ---\n%s\n--- stderr ---\n%s"
                     % (timeout, " ".join(argv), out[-3000:], err[-3000:]), pytrace=False)
     return p.returncode, out, err
+
+
+@contextlib.contextmanager
+def spinning(cpus, ms):
+    """Busy vCPUs beside a test: `spin MS` pinned to each CPU in `cpus` (a CPU named twice gets
+    two, taking turns there all along). This VM loses the scheduler events raised on an idle
+    vCPU (a wake-up, often the switch-in after it) and fires an idle vCPU's timers late; a busy
+    one loses very few. Yields the spinners (Popen); kills those left on exit."""
+    spin = os.path.join(workloads_dir(), "spin")
+    procs = [subprocess.Popen(["taskset", "-c", str(cpu), spin, str(ms)]) for cpu in cpus]
+    try:
+        yield procs
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
 
 
 class Bg:

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import WALL_RE, Bg, assert_not_crashed
+from conftest import WALL_RE, assert_not_crashed, spinning
 
 N = 300
 ROW = re.compile(r"^(?P<name>(?:  \| )*(?:  \|-)?\S+) +(?P<r>R| ) +(?P<calls>\d+) +(?P<total>\d+\.\d{3})"
@@ -62,11 +62,10 @@ SPEC_LINES = [
 ]
 
 
-def test_spec_command_lines_softirq_timer_nesting(pp, needs_root, workload):
-    # The kernel's own timers expire on a busy vCPU: the tracepoints of an idle one's
+def test_spec_command_lines_softirq_timer_nesting(pp, needs_root):
+    # The kernel's own timers expire on busy vCPUs: the tracepoints of an idle one's
     # interrupts are not delivered on this VM. A spinner on each CPU for the whole run.
-    spinners = [Bg(["taskset", "-c", str(cpu), workload("spin"), "4000"]) for cpu in (0, 1)]
-    try:
+    with spinning((0, 1), 4000):
         runs = [pp.start(["nested-trace"] + a) for a in SPEC_LINES]
         time.sleep(2.3)
         outs = []
@@ -76,9 +75,6 @@ def test_spec_command_lines_softirq_timer_nesting(pp, needs_root, workload):
             assert_not_crashed(rc)
             assert rc == 0 and err == "", err
             outs.append(out)
-    finally:
-        for w in spinners:
-            w.kill()
     # The timer softirq runs the expired timers: timer_expire_entry nests under softirq_entry.
     assert "softirq_entry " in outs[1] and "  |-timer_expire_entry " in outs[1], outs[1]
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from conftest import perf_prof_path, run, workloads_dir
+from conftest import perf_prof_path, run, spinning, workloads_dir
 
 PP = perf_prof_path()
 ROW = re.compile(r"^(\d{3}) (\d+)\s+(.*)$")
@@ -39,10 +39,8 @@ def pinned():
     """spin pinned to CPU 1 for 1.2 s under `oncpu -C 0-1 -i 5000` (one table, at exit).
     A run counts from a switch-in oncpu saw: a second spinner on CPU 1 makes them take turns
     (alone, one would be seen only if something preempted it)."""
-    w, other = spin(1, 1200), spin(1, 1200)
-    rc, out, err = sigint_run(["oncpu", "-m", "128", "-C", "0-1", "-i", "5000"], 1.6)
-    w.wait()
-    other.wait()
+    with spinning((1, 1), 1200) as (w, _):
+        rc, out, err = sigint_run(["oncpu", "-m", "128", "-C", "0-1", "-i", "5000"], 1.6)
     return w.pid, rc, out, err
 
 
@@ -80,12 +78,8 @@ def test_spec_command_lines(args):
     # A run needs a task's switch-in and its switch-out on one CPU. This VM can lose the
     # switch-ins raised on an idle vCPU, so on a quiet machine a table can be empty: two
     # spinners sharing CPU 0 keep it busy and switching between tasks of known pids.
-    ws = [spin(0, 1500) for _ in range(2)]
-    try:
+    with spinning((0, 0), 1500) as ws:
         rc, out, err = sigint_run(["oncpu", "-m", "128", "-i", "300"] + args, 0.8)
-    finally:
-        for w in ws:
-            w.wait()
     assert rc == 0 and err == "", err
     for line in out.splitlines():
         assert "<...>" not in line

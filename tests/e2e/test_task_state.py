@@ -23,7 +23,7 @@ import time
 
 import pytest
 
-from conftest import ENABLED_RE, Bg, WALL_RE, assert_not_crashed, run
+from conftest import ENABLED_RE, Bg, WALL_RE, assert_not_crashed, run, spinning
 
 CPU0 = ["taskset", "-c", "0"]
 
@@ -261,20 +261,16 @@ def test_run_delay_of_a_preempted_task(pp, needs_root, workload):
     assert rd[0].calls >= 20, "preempted many times, not once: %s" % rd
 
 
-def test_whole_machine_with_interval(pp, needs_root, workload):
+def test_whole_machine_with_interval(pp, needs_root):
     """No task selected: every state of the machine, a table per tick, rows in state order."""
     # The machine's own activity is not enough: on a quiet VM the switch-ins and wake-ups of
     # an idle vCPU are lost, and a tick without an interval prints no table. Two spinners
     # sharing CPU 0 preempt each other all along (R and RD every tick).
-    spinners = [Bg([*CPU0, workload("spin"), "2500"]) for _ in range(2)]
-    try:
+    with spinning((0, 0), 2500):
         b = pp.start(["task-state", "-i", "300"])
         time.sleep(1.1)
         b.send(signal.SIGINT)
         rc, out, err = b.finish(timeout=10)
-    finally:
-        for w in spinners:
-            w.kill()
     assert_not_crashed(rc)
     assert rc == 0 and err == "", err
     t = tables(out)
